@@ -1,0 +1,165 @@
+"""Run configuration: servers, how to reach them, and their tool policies.
+
+Everything here is validated when it is built, with messages that name the field and the
+value, so that a bad configuration fails before any connection is opened.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from ._budgets import DEFAULT_MAX_ACTIVE_TOOLS, MAX_ACTIVE_TOOLS_LIMIT
+from ._errors import ConfigurationError
+
+__all__ = [
+    "HttpTarget",
+    "MemoryTarget",
+    "Mode",
+    "ServerConfig",
+    "SideEffects",
+    "StdioTarget",
+    "Target",
+    "ToolPolicy",
+    "validate_servers",
+]
+
+Mode = Literal["auto", "allowlist", "all"]
+SideEffects = Literal["allow", "readOnly"]
+
+_MODES: tuple[Mode, ...] = ("auto", "allowlist", "all")
+_SIDE_EFFECTS: tuple[SideEffects, ...] = ("allow", "readOnly")
+_SERVER_ID = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _names(value: Any, where: str) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise ConfigurationError(f"{where} must be a list of tool names, got {value!r}")
+    for i, item in enumerate(value):
+        if not isinstance(item, str):
+            raise ConfigurationError(f"{where}[{i}] must be a string, got {item!r}")
+    return tuple(value)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolPolicy:
+    """The per-server ``toolPolicy``. Tool names are the server's original names."""
+
+    mode: Mode = "auto"
+    allowed_tools: tuple[str, ...] = ()
+    denied_tools: tuple[str, ...] = ()
+    pinned_tools: tuple[str, ...] = ()
+    max_active_tools: int = DEFAULT_MAX_ACTIVE_TOOLS
+    side_effects: SideEffects = "allow"
+
+    def __post_init__(self) -> None:
+        self.validate("policy")
+
+    def validate(self, where: str) -> None:
+        if self.mode not in _MODES:
+            raise ConfigurationError(f"{where}.mode must be one of {list(_MODES)}, got {self.mode!r}")
+        if self.side_effects not in _SIDE_EFFECTS:
+            raise ConfigurationError(
+                f"{where}.sideEffects must be one of {list(_SIDE_EFFECTS)}, got {self.side_effects!r}"
+            )
+        maximum = self.max_active_tools
+        if isinstance(maximum, bool) or not isinstance(maximum, int) or not 0 <= maximum <= MAX_ACTIVE_TOOLS_LIMIT:
+            raise ConfigurationError(
+                f"{where}.maxActiveTools must be an integer from 0 to {MAX_ACTIVE_TOOLS_LIMIT}, got {maximum!r}"
+            )
+        for attr, wire in (
+            ("allowed_tools", "allowedTools"),
+            ("denied_tools", "deniedTools"),
+            ("pinned_tools", "pinnedTools"),
+        ):
+            _names(getattr(self, attr), f"{where}.{wire}")
+
+    @classmethod
+    def from_wire(cls, data: Any, where: str = "policy") -> ToolPolicy:
+        """Build a policy from its JSON form (camelCase keys, every field optional)."""
+        if data is None:
+            return cls()
+        if not isinstance(data, Mapping):
+            raise ConfigurationError(f"{where} must be an object, got {data!r}")
+        known = {"mode", "allowedTools", "deniedTools", "pinnedTools", "maxActiveTools", "sideEffects"}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigurationError(f"{where} has unknown fields {unknown}; expected some of {sorted(known)}")
+        policy = object.__new__(cls)
+        values = {
+            "mode": data.get("mode", "auto"),
+            "allowed_tools": _names(data.get("allowedTools", ()), f"{where}.allowedTools"),
+            "denied_tools": _names(data.get("deniedTools", ()), f"{where}.deniedTools"),
+            "pinned_tools": _names(data.get("pinnedTools", ()), f"{where}.pinnedTools"),
+            "max_active_tools": data.get("maxActiveTools", DEFAULT_MAX_ACTIVE_TOOLS),
+            "side_effects": data.get("sideEffects", "allow"),
+        }
+        for name, value in values.items():
+            object.__setattr__(policy, name, value)
+        policy.validate(where)
+        return policy
+
+
+@dataclass(frozen=True, slots=True)
+class StdioTarget:
+    """A server started as a subprocess that speaks MCP on its stdin and stdout."""
+
+    command: str
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] | None = None
+    cwd: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HttpTarget:
+    """A server reached over Streamable HTTP."""
+
+    url: str
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryTarget:
+    """An in-process ``mcp.server.Server`` reached without any transport."""
+
+    server: Any
+
+
+Target: TypeAlias = StdioTarget | HttpTarget | MemoryTarget
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    """One MCP server of a run."""
+
+    id: str
+    target: Target
+    policy: ToolPolicy = field(default_factory=ToolPolicy)
+
+
+def check_server_id(server_id: Any, where: str) -> str:
+    if not isinstance(server_id, str):
+        raise ConfigurationError(f"{where} must be a string, got {server_id!r}")
+    if not _SERVER_ID.fullmatch(server_id):
+        raise ConfigurationError(
+            f"{where} must be a non-empty string of ASCII letters, digits, '-' and '_', got {server_id!r}"
+        )
+    if "__" in server_id:
+        raise ConfigurationError(
+            f"{where} must not contain '__' (it separates server and tool in qualified names), got {server_id!r}"
+        )
+    return server_id
+
+
+def validate_servers(servers: Sequence[ServerConfig]) -> None:
+    """Check ids and policies of a whole run; raise ConfigurationError on the first problem."""
+    seen: set[str] = set()
+    for i, server in enumerate(servers):
+        check_server_id(server.id, f"servers[{i}].id")
+        if server.id in seen:
+            raise ConfigurationError(f"servers[{i}].id {server.id!r} is used by another server of this run")
+        seen.add(server.id)
+        if not isinstance(server.policy, ToolPolicy):
+            raise ConfigurationError(f"servers[{i}].policy must be a ToolPolicy, got {server.policy!r}")
+        server.policy.validate(f"servers[{i}].policy")

@@ -1,0 +1,211 @@
+"""MCP connections, one owner task each, over stdio, Streamable HTTP or memory.
+
+anyio requires that a client be closed by the task that opened it, so every connection
+lives in a task of its own that opens the client, lists every page of tools, then waits
+until it is told to stop and closes the client itself.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from types import TracebackType
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
+
+from ._config import HttpTarget, MemoryTarget, ServerConfig, StdioTarget
+from ._errors import ServerConnectionError
+
+__all__ = ["Connection"]
+
+MAX_PAGES = 10_000
+
+
+class _TappedReader:
+    """A read stream that remembers the raw result of the last ``tools/list`` response.
+
+    The SDK validates results into models that coerce ``"true"`` to ``True``; read-only
+    must see the JSON value the server actually sent.
+    """
+
+    def __init__(self, inner: Any, sink: list[Any]) -> None:
+        self._inner = inner
+        self._sink = sink
+
+    def _look(self, item: Any) -> Any:
+        if isinstance(item, SessionMessage):
+            result = getattr(item.message, "result", None)
+            if isinstance(result, dict) and isinstance(result.get("tools"), list):
+                self._sink.append(result)
+        return item
+
+    async def receive(self) -> Any:
+        return self._look(await self._inner.receive())
+
+    def __aiter__(self) -> _TappedReader:
+        return self
+
+    async def __anext__(self) -> Any:
+        return self._look(await self._inner.__anext__())
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _TappedReader:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+@asynccontextmanager
+async def _tapped(transport: Any, sink: list[Any]) -> AsyncIterator[tuple[Any, Any]]:
+    async with transport as streams:
+        read, write = streams[0], streams[1]
+        yield _TappedReader(read, sink), write
+
+
+def _describe(error: BaseException) -> str:
+    if isinstance(error, BaseExceptionGroup):
+        return "; ".join(_describe(e) for e in error.exceptions)
+    if isinstance(error, MCPError):
+        return f"MCP error {error.code}: {error.message}"
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+
+
+class Connection:
+    """One server of a run: its client, its raw tool listing, and its lifetime."""
+
+    def __init__(self, config: ServerConfig, *, list_timeout: float, call_timeout: float | None) -> None:
+        self.config = config
+        self.list_timeout = list_timeout
+        self.call_timeout = call_timeout
+        self.tools: list[Any] = []
+        self.error: ServerConnectionError | None = None
+        self.ready = anyio.Event()
+        self.stop = anyio.Event()
+        self.closed = anyio.Event()
+        self._client: Client | None = None
+        self._raw_pages: list[Any] = []
+
+    def _client_for(self) -> Client:
+        target = self.config.target
+        if isinstance(target, MemoryTarget):
+            return Client(target.server)
+        if isinstance(target, StdioTarget):
+            params = StdioServerParameters(
+                command=target.command,
+                args=list(target.args),
+                env=dict(target.env) if target.env is not None else None,
+                cwd=target.cwd,
+            )
+            return Client(_tapped(stdio_client(params), self._raw_pages))
+        if isinstance(target, HttpTarget):
+            return Client(_tapped(streamable_http_client(target.url), self._raw_pages))
+        raise ServerConnectionError(f"server {self.config.id!r} has an unknown target {target!r}")
+
+    async def run(self) -> None:
+        """Open, list, wait for stop, close: all in this one task."""
+        try:
+            async with self._client_for() as client:
+                self._client = client
+                with anyio.fail_after(self.list_timeout):
+                    self.tools = await self._list_all(client)
+                self.ready.set()
+                await self.stop.wait()
+        except ServerConnectionError as error:
+            self.error = error
+        except TimeoutError:
+            self.error = ServerConnectionError(
+                f"server {self.config.id!r} did not finish listing its tools within {self.list_timeout:g} s",
+                server_id=self.config.id,
+            )
+        except Exception as error:
+            self.error = ServerConnectionError(
+                f"server {self.config.id!r} could not be reached or listed: {_describe(error)}",
+                server_id=self.config.id,
+            )
+        finally:
+            self._client = None
+            self.ready.set()
+            self.closed.set()
+
+    async def _list_all(self, client: Client) -> list[Any]:
+        tools: list[Any] = []
+        cursor: str | None = None
+        for _ in range(MAX_PAGES):
+            self._raw_pages.clear()
+            try:
+                page = await client.list_tools(cursor=cursor, cache_mode="refresh")
+            except ValidationError as error:
+                raise self._malformed(error) from None
+            tools.extend(self._raw_tools(page))
+            cursor = page.next_cursor
+            if not cursor:
+                return tools
+        raise ServerConnectionError(
+            f"server {self.config.id!r} kept returning a nextCursor after {MAX_PAGES} pages",
+            server_id=self.config.id,
+        )
+
+    def _raw_tools(self, page: types.ListToolsResult) -> list[Any]:
+        if self._raw_pages:
+            raw = self._raw_pages[-1].get("tools")
+            if isinstance(raw, list) and len(raw) == len(page.tools):
+                return raw
+        # In memory there is no wire: the models are all there is.
+        return [tool.model_dump(by_alias=True, mode="json", exclude_none=True) for tool in page.tools]
+
+    def _malformed(self, error: ValidationError) -> ServerConnectionError:
+        problem = error.errors()[0] if error.errors() else {"loc": (), "msg": str(error)}
+        location = ".".join(str(part) for part in problem.get("loc", ()))
+        tool = ""
+        if self._raw_pages:
+            loc = problem.get("loc", ())
+            raw = self._raw_pages[-1].get("tools")
+            if len(loc) >= 2 and loc[0] == "tools" and isinstance(loc[1], int) and isinstance(raw, list):
+                item = raw[loc[1]] if loc[1] < len(raw) else None
+                name = item.get("name") if isinstance(item, Mapping) else None
+                tool = f" (tool {name!r})" if isinstance(name, str) else ""
+        return ServerConnectionError(
+            f"server {self.config.id!r} listed a malformed tool definition at {location}{tool}: {problem.get('msg')}",
+            server_id=self.config.id,
+        )
+
+    async def call(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Call a tool; every failure comes back as an error result, never as an exception."""
+        client = self._client
+        if client is None:
+            return error_result(f"server {self.config.id!r} is not connected")
+        try:
+            timeout = self.call_timeout if self.call_timeout is not None else math.inf
+            with anyio.fail_after(timeout):
+                result = await client.call_tool(name, dict(arguments))
+        except TimeoutError:
+            return error_result(f"server {self.config.id!r} did not answer {name!r} within {self.call_timeout:g} s")
+        except Exception as error:
+            return error_result(f"calling {name!r} on server {self.config.id!r} failed: {_describe(error)}")
+        return result.model_dump(
+            by_alias=True,
+            mode="json",
+            exclude_none=True,
+            include={"content", "is_error", "structured_content"},
+        ) | {"isError": bool(result.is_error)}
+
+
+def error_result(message: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": message}], "isError": True}
