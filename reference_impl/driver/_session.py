@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from .._config import HttpTarget, ServerConfig, StdioTarget, Target, ToolPolicy
+from .._config import HttpTarget, ServerConfig, StdioTarget, Target, ToolPolicy, check_server_id
 from .._loop import assemble_request
 from .._ranking import LexicalRanker, Ranker
 from .._toolset import DEFAULT_LIST_TIMEOUT, AdaptiveToolset, open_toolset
@@ -73,8 +73,9 @@ def parse_servers(servers: Any) -> list[ServerConfig]:
             raise _invalid(f"{where} must be an object, got {server!r:.80}")
         target = _target(server.get("transport"), f"{where}.transport")
         policy = ToolPolicy.from_wire(server.get("policy"), f"{where}.policy")
-        # Id problems are configuration errors (R7), checked with the whole run.
-        configs.append(ServerConfig(id=server.get("id"), target=target, policy=policy))
+        # A bad id is a configuration error (R7), not a protocol error.
+        server_id = check_server_id(server.get("id"), f"{where}.id")
+        configs.append(ServerConfig(id=server_id, target=target, policy=policy))
     return configs
 
 
