@@ -1,0 +1,245 @@
+"""Hypothesis strategies for fleet specs and per-server tool policies.
+
+Every strategy validates its arguments when called (a `FleetArgumentError` naming the
+argument and showing its value) and shrinks towards small, readable examples: few
+servers with ids ``s0``, ``s1``…, few tools, the first domain (code hosting), the default
+annotation mix, one page, no faults, and policies with few keys.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from hypothesis import strategies as st
+
+from mock_servers._errors import FleetArgumentError
+from mock_servers._generate import generate_tools
+from mock_servers._spec import AnnotationMix, Faults, FleetSpec, SchemaShapes, ServerSpec, ToolSpec
+from mock_servers._vocabulary import DOMAINS
+
+__all__ = ["fleet_specs", "server_specs", "tool_policies", "tool_specs"]
+
+_ID = re.compile(r"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$")  # letters, digits, '-', single inner '_'
+_PAGE_SIZES = (50, 1, 2, 3, 5, 10, 20)
+_WORDS = (
+    "issue",
+    "pull",
+    "request",
+    "search",
+    "list",
+    "create",
+    "deploy",
+    "report",
+    "message",
+    "table",
+    "query",
+    "page",
+    "event",
+    "alert",
+    "user",
+    "file",
+    "comment",
+    "review",
+    "log",
+    "metric",
+)
+
+
+def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise FleetArgumentError(f"{name} must be an integer, got {value!r}")
+    if value < low or (high is not None and value > high):
+        bounds = f"between {low} and {high}" if high is not None else f"at least {low}"
+        raise FleetArgumentError(f"{name} must be {bounds}, got {value!r}")
+    return value
+
+
+def _check_domains(domains: Sequence[str] | None) -> tuple[str, ...]:
+    if domains is None:
+        return tuple(DOMAINS)
+    if isinstance(domains, str) or not domains or any(d not in DOMAINS for d in domains):
+        raise FleetArgumentError(f"domains must be a non-empty list of {', '.join(DOMAINS)}; got {domains!r}")
+    return tuple(domains)
+
+
+def tool_specs(*, raw: bool = False) -> st.SearchStrategy[ToolSpec]:
+    """Explicit tools: snake_case names, a sentence of domain words, a small object schema.
+
+    With ``raw``, annotations may also carry the non-boolean ``readOnlyHint`` values
+    (``"true"``, ``1``) that only a raw server can send. Shrinks to a tool named ``a``
+    with an empty schema and no annotations.
+    """
+    if not isinstance(raw, bool):
+        raise FleetArgumentError(f"raw must be True or False, got {raw!r}")
+    names = st.from_regex(re.compile(r"\A[a-z]{1,8}(_[a-z]{1,8}){0,2}\Z"))
+    description = st.lists(st.sampled_from(_WORDS), max_size=8).map(lambda ws: " ".join(ws).capitalize())
+    prop = st.sampled_from(({"type": "string"}, {"type": "integer"}, {"type": "boolean"}))
+    properties = st.dictionaries(st.sampled_from(("query", "id", "limit", "name", "text")), prop, max_size=3)
+    schema = properties.flatmap(
+        lambda props: (
+            st.lists(st.sampled_from(sorted(props)), unique=True).map(
+                lambda req: {"type": "object", "properties": props, **({"required": req} if req else {})}
+            )
+            if props
+            else st.just({"type": "object"})
+        )
+    )
+    hint_values: list[Any] = [True, False] + (["true", 1] if raw else [])
+    annotations = st.none() | st.fixed_dictionaries(
+        {}, optional={"readOnlyHint": st.sampled_from(hint_values), "destructiveHint": st.booleans()}
+    )
+    return st.builds(
+        ToolSpec, name=names, description=description, input_schema=schema, annotations=annotations, title=st.none()
+    )
+
+
+def _mixes() -> st.SearchStrategy[AnnotationMix]:
+    tenths = st.integers(0, 10).flatmap(lambda ro: st.tuples(st.just(ro), st.integers(0, 10 - ro)))
+    return st.just(AnnotationMix()) | st.builds(
+        lambda rw, follow: AnnotationMix(
+            read_only=rw[0] / 10, writable=rw[1] / 10, none=(10 - rw[0] - rw[1]) / 10, follow_names=follow
+        ),
+        tenths,
+        st.booleans(),
+    )
+
+
+def _faults(raw: bool) -> st.SearchStrategy[Faults]:
+    single = st.one_of(
+        st.builds(Faults, error_on_list=st.integers(0, 2)),
+        st.builds(Faults, hang_on_list=st.integers(0, 2)),
+        st.builds(Faults, crash_on_list=st.integers(0, 2)),
+        st.builds(Faults, tool_call_error=st.just(("*",))),
+        st.builds(Faults, drop_mid_call=st.just(("*",))),
+        st.builds(Faults, duplicate_names=st.integers(1, 3)),
+        st.builds(
+            Faults,
+            bad_names=st.lists(
+                st.sampled_from(("double_underscore", "dot", "space")), min_size=1, max_size=3, unique=True
+            ).map(tuple),
+        ),
+        st.builds(Faults, fail_to_start=st.just(True)),
+    )
+    if raw:
+        single = (
+            single
+            | st.builds(Faults, read_only_hint_string=st.integers(1, 2))
+            | st.builds(Faults, read_only_hint_number=st.integers(1, 2))
+        )
+    return st.just(Faults()) | single
+
+
+def server_specs(
+    *,
+    server_id: str | st.SearchStrategy[str] = "s0",
+    min_tools: int = 0,
+    max_tools: int = 20,
+    domains: Sequence[str] | None = None,
+    explicit_tools: bool = False,
+    faults: bool = False,
+    raw: bool = False,
+) -> st.SearchStrategy[ServerSpec]:
+    """One server. ``faults`` adds at most one fault (shrinking to none); ``raw`` makes
+    raw JSON-RPC servers, whose faults may include non-boolean read-only hints."""
+    _check_int("min_tools", min_tools, 0)
+    _check_int("max_tools", max_tools, min_tools, 10_000)
+    chosen_domains = _check_domains(domains)
+    for name, flag in (("explicit_tools", explicit_tools), ("faults", faults), ("raw", raw)):
+        if not isinstance(flag, bool):
+            raise FleetArgumentError(f"{name} must be True or False, got {flag!r}")
+    if isinstance(server_id, str) and not _ID.fullmatch(server_id):
+        raise FleetArgumentError(
+            f"server_id must be ASCII letters, digits, '-' and single inner '_', got {server_id!r}"
+        )
+    ids = st.just(server_id) if isinstance(server_id, str) else server_id
+    tools = (
+        st.lists(tool_specs(raw=raw), max_size=3, unique_by=lambda t: t.name).map(tuple)
+        if explicit_tools
+        else st.just(())
+    )
+    return st.builds(
+        ServerSpec,
+        id=ids,
+        domain=st.sampled_from(chosen_domains),
+        tool_count=st.integers(min_tools, max_tools),
+        annotations=_mixes(),
+        schema=st.just(SchemaShapes()),
+        page_size=st.sampled_from(_PAGE_SIZES),
+        seed=st.integers(0, 2**16),
+        faults=_faults(raw) if faults else st.just(Faults()),
+        tools=tools,
+        raw=st.just(raw),
+    )
+
+
+def fleet_specs(
+    *,
+    min_servers: int = 1,
+    max_servers: int = 4,
+    min_tools: int = 0,
+    max_tools: int = 20,
+    domains: Sequence[str] | None = None,
+    explicit_tools: bool = False,
+    faults: bool = False,
+    raw: bool = False,
+) -> st.SearchStrategy[FleetSpec]:
+    """Whole fleets of ``min_servers``..``max_servers`` servers with ids ``s0``, ``s1``…
+
+    Ids satisfy every host's rules (no ``__``, no trailing ``_``), so qualified names
+    never collide unless explicit tools are drawn that make them.
+    """
+    _check_int("min_servers", min_servers, 0)
+    _check_int("max_servers", max_servers, max(min_servers, 1), 200)
+    _check_int("min_tools", min_tools, 0)
+    _check_int("max_tools", max_tools, min_tools, 10_000)
+    _check_domains(domains)
+
+    def servers(n: int) -> st.SearchStrategy[tuple[ServerSpec, ...]]:
+        return st.tuples(
+            *(
+                server_specs(
+                    server_id=f"s{i}",
+                    min_tools=min_tools,
+                    max_tools=max_tools,
+                    domains=domains,
+                    explicit_tools=explicit_tools,
+                    faults=faults,
+                    raw=raw,
+                )
+                for i in range(n)
+            )
+        )
+
+    return st.builds(
+        FleetSpec,
+        servers=st.integers(max(min_servers, 1), max_servers).flatmap(servers),
+        seed=st.integers(0, 1000),
+    )
+
+
+def tool_policies(server: ServerSpec, *, unknown_names: bool = True) -> st.SearchStrategy[dict[str, Any]]:
+    """A ``toolPolicy`` for ``server`` in the wire form of the driver protocol.
+
+    Tool names are drawn mostly from the server's own catalog; with ``unknown_names``
+    an occasional name the server does not offer is mixed in. Keys other than ``mode``
+    are optional, so examples shrink to ``{"mode": "auto"}``.
+    """
+    if not isinstance(server, ServerSpec):
+        raise FleetArgumentError(f"server must be a ServerSpec, got {server!r}")
+    names = sorted({t["name"] for t in generate_tools(server) if isinstance(t.get("name"), str)})
+    known = st.sampled_from(names) if names else st.nothing()
+    name = known | st.just("no_such_tool") if unknown_names else known
+    size = min(len(names) + int(unknown_names), 8)
+    name_list = st.lists(name, max_size=size, unique=True) if size else st.just([])
+    return st.fixed_dictionaries(
+        {"mode": st.sampled_from(("auto", "allowlist", "all"))},
+        optional={
+            "allowedTools": name_list,
+            "deniedTools": name_list,
+            "pinnedTools": name_list,
+            "maxActiveTools": st.integers(0, 96),
+            "sideEffects": st.sampled_from(("allow", "readOnly")),
+        },
+    )

@@ -1,0 +1,95 @@
+"""The mcp-fleet command line, run as users run it (a subprocess) where the process matters."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+from tests.mock_servers.mock_fleet_helpers import list_all
+
+from mock_servers import Ledger, read_ledger
+from mock_servers._cli import main
+
+ROOT = str(Path(__file__).resolve().parents[2])
+
+
+def test_show_prints_a_table_of_servers_with_annotation_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["show", "seed-example"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].split() == ["server", "domain", "tools", "pages", "readOnly", "writable", "none", "faults"]
+    assert lines[2].split()[:4] == ["github", "code_hosting", "40", "2×20"]
+    assert "4 servers, 160 tools, seed 2024" in out
+
+
+def test_show_with_tools_lists_every_tool_and_its_read_only_mark(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["show", "adversarial", "--tools"]) == 0
+    out = capsys.readouterr().out
+    assert 'readOnly="true"' in out
+    assert "  _search " in out
+
+
+def test_a_bad_spec_file_exits_2_with_file_field_and_expectation_and_no_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = tmp_path / "fleet.toml"
+    spec.write_text('[[servers]]\nid = "a"\npage_size = -1\n')
+    assert main(["show", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"mcp-fleet: invalid spec: {spec}: servers[0].page_size: expected an integer at least 1, got -1\n"
+
+
+def test_an_unknown_server_for_stdio_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["stdio", "seed-example", "--server", "gitlab"]) == 2
+    assert "servers: github, linear, browser, data" in capsys.readouterr().err
+
+
+def test_ledger_summarises_events_sessions_processes_and_faults(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "ledger.jsonl"
+    ledger = Ledger(path, transport="stdio")
+    ledger.record("session_opened", "github")
+    ledger.record("tools_listed", "github", page=0)
+    ledger.record("fault", "github", fault="slow")
+    ledger.record("process_started", "linear", pid=2**22 + 12345)
+    assert main(["ledger", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].split() == ["server", "fault", "process_started", "session_opened", "tools_listed"]
+    assert "4 events" in out
+    assert "sessions still open: 1" in out
+    assert "processes still alive: 0" in out
+    assert "faults fired: github:slow ×1" in out
+
+
+def test_serve_large_starts_answers_and_stops_on_sigterm_leaving_no_process(tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.jsonl"
+    command = [sys.executable, "-m", "mock_servers", "serve", "--preset", "large", "--ledger", str(ledger)]
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env) as process:
+        try:
+            assert process.stdout is not None
+            endpoints = json.loads(process.stdout.readline())
+            assert len(endpoints["servers"]) == 100
+            assert anyio.run(count_tools, endpoints["servers"]["monitor-99"]) == 100
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(30) == 0
+        finally:
+            if process.poll() is None:
+                process.kill()
+    view = read_ledger(ledger)
+    assert view.of("process_exit")[0]["reason"] == "SIGTERM"
+    assert view.processes_alive() == []
+    assert view.listed_pages("monitor-99") == [0, 1]
+
+
+async def count_tools(url: str) -> int:
+    async with Client(url) as client:
+        return len(await list_all(client))

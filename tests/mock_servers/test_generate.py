@@ -1,0 +1,130 @@
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from mock_servers import (
+    MCP_TOOL_NAME,
+    PROVIDER_TOOL_NAME,
+    AnnotationMix,
+    Faults,
+    ServerSpec,
+    ToolSpec,
+    example_arguments,
+    generate_tools,
+    preset,
+)
+from mock_servers._generate import is_read_name
+
+# sha256 of the canonical JSON (sorted keys, no spaces, UTF-8) of {server id: tools} per preset.
+# A change here changes every catalog users have pinned: update the digests deliberately.
+PRESET_DIGESTS = {
+    "seed-example": "27d0b80f83cd14db7205a6ae4af8acffc28b8bc53c8821b189d7efa75d874f51",
+    "realistic": "7c289e6fd5ac19f9b815bccb36b74d0ca26ab5fe6ebeb2fbe8854f2593261e8d",
+    "large": "f469ce292483e3a80dd638bebcb895e51f2928b4efb77f3b4fcae2eca2e91ffd",
+    "adversarial": "ab5a8fb50a5841b324ddf37769c5c1927d3a0a970f8be9bdb793e784daf99992",
+}
+
+
+def catalog_digest(name: str) -> str:
+    catalog = {s.id: generate_tools(s) for s in preset(name).servers}
+    canonical = json.dumps(catalog, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+@pytest.mark.parametrize("name", sorted(PRESET_DIGESTS))
+def test_every_preset_generates_the_stored_catalog_byte_for_byte(name: str) -> None:
+    assert catalog_digest(name) == PRESET_DIGESTS[name]
+
+
+def test_the_seed_example_has_four_servers_of_forty_well_named_tools() -> None:
+    for server in preset("seed-example").servers:
+        tools = generate_tools(server)
+        names = [t["name"] for t in tools]
+        assert len(tools) == 40
+        assert len(set(names)) == 40
+        assert all(MCP_TOOL_NAME.fullmatch(n) and PROVIDER_TOOL_NAME.fullmatch(n) for n in names)
+        assert all("__" not in n for n in names)
+
+
+def test_generated_tools_have_believable_names_descriptions_and_object_schemas() -> None:
+    tools = {t["name"]: t for s in preset("seed-example").servers for t in generate_tools(s)}
+    assert {"list_pull_requests", "browser_take_screenshot", "run_sql_query"} <= set(tools)
+    pr = tools["list_pull_requests"]
+    assert "pull requests" in pr["description"]
+    assert pr["inputSchema"]["type"] == "object"
+    assert set(pr["inputSchema"]["required"]) >= {"owner", "repo"}
+
+
+def test_in_the_realistic_preset_read_only_marks_agree_with_tool_names() -> None:
+    for server in preset("realistic").servers:
+        for tool in generate_tools(server):
+            hint = tool.get("annotations", {}).get("readOnlyHint")
+            if hint is not None:
+                assert hint is is_read_name(tool["name"]), tool["name"]
+
+
+def test_the_realistic_preset_has_about_150_tools_with_mixed_annotations() -> None:
+    tools = [t for s in preset("realistic").servers for t in generate_tools(s)]
+    hints = [t.get("annotations", {}).get("readOnlyHint", "absent") for t in tools]
+    assert 140 <= len(tools) <= 160
+    assert {True, False, "absent"} <= set(hints)
+
+
+def test_without_follow_names_the_annotation_shares_are_exact() -> None:
+    mix = AnnotationMix(read_only=0.3, writable=0.5, none=0.2, follow_names=False)
+    tools = generate_tools(ServerSpec(id="s", tool_count=40, annotations=mix))
+    hints = [t.get("annotations", {}).get("readOnlyHint", "absent") for t in tools]
+    assert (hints.count(True), hints.count(False), hints.count("absent")) == (12, 20, 8)
+
+
+def test_names_get_a_numeric_suffix_once_the_vocabulary_runs_out() -> None:
+    tools = generate_tools(ServerSpec(id="s", domain="calendar", tool_count=120))
+    names = [t["name"] for t in tools]
+    assert len(names) == len(set(names)) == 120
+    assert "list_events_2" in names
+
+
+def test_explicit_tools_come_first_and_generated_names_avoid_them() -> None:
+    explicit = ToolSpec(name="list_pull_requests", description="Mine", input_schema={"type": "object"})
+    tools = generate_tools(ServerSpec(id="s", tool_count=60, tools=(explicit,)))
+    assert tools[0] == {"name": "list_pull_requests", "description": "Mine", "inputSchema": {"type": "object"}}
+    assert [t["name"] for t in tools].count("list_pull_requests") == 1
+    assert len(tools) == 61
+
+
+def test_name_faults_produce_names_outside_the_rules() -> None:
+    faults = Faults(
+        bad_names=("double_underscore", "dot", "space", "non_ascii", "too_long", "empty"), duplicate_names=2
+    )
+    names = [t["name"] for t in generate_tools(ServerSpec(id="s", tool_count=12, faults=faults))]
+    assert len(names) == 14
+    assert len(set(names)) == 12
+    assert any("__" in n for n in names)
+    assert any("." in n and MCP_TOOL_NAME.fullmatch(n) and not PROVIDER_TOOL_NAME.fullmatch(n) for n in names)
+    assert sum(not MCP_TOOL_NAME.fullmatch(n) for n in names) == 4  # space, non-ASCII, too long, empty
+
+
+def test_wire_level_faults_change_the_definitions_as_asked() -> None:
+    faults = Faults(read_only_hint_string=1, read_only_hint_number=1, schema_not_object=1, missing_name=1)
+    tools = generate_tools(ServerSpec(id="s", tool_count=10, faults=faults, raw=True))
+    hints = [t.get("annotations", {}).get("readOnlyHint") for t in tools]
+    assert "true" in hints
+    assert any(h == 1 and h is not True for h in hints)
+    assert sum("name" not in t for t in tools) == 1
+    assert sum(t["inputSchema"].get("type") != "object" for t in tools) == 1
+
+
+def test_huge_descriptions_have_the_requested_length() -> None:
+    faults = Faults(huge_descriptions=1, huge_description_chars=20_000)
+    lengths = sorted(len(t["description"]) for t in generate_tools(ServerSpec(id="s", tool_count=5, faults=faults)))
+    assert lengths[-1] == 20_000
+    assert lengths[-2] < 500
+
+
+def test_example_arguments_fill_exactly_the_required_properties() -> None:
+    for tool in generate_tools(ServerSpec(id="s", domain="crm", tool_count=30)):
+        args = example_arguments(tool)
+        assert sorted(args) == sorted(tool["inputSchema"].get("required", []))

@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from mock_servers import Ledger, read_ledger
+
+WRITER = """
+import sys
+from mock_servers import Ledger
+ledger = Ledger(sys.argv[1], transport="stdio")
+for i in range(200):
+    ledger.record("tool_called", sys.argv[2], name="t", arguments={"i": i, "pad": "x" * 3000})
+"""
+
+
+def test_several_processes_append_whole_lines_to_one_ledger(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.jsonl"
+    root = str(Path(__file__).resolve().parents[2])
+    writers = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(path), f"s{n}"], env={"PYTHONPATH": root}) for n in range(4)
+    ]
+    assert [w.wait(60) for w in writers] == [0, 0, 0, 0]
+    view = read_ledger(path)
+    assert len(view) == 800
+    for n in range(4):
+        calls = view.calls(f"s{n}")
+        assert [c["arguments"]["i"] for c in calls] == list(range(200))
+        assert [c["seq"] for c in calls] == list(range(1, 201))
+
+
+def test_a_missing_ledger_reads_as_empty_and_a_null_ledger_writes_nothing(tmp_path: Path) -> None:
+    Ledger(None).record("tool_called", "s", name="t")
+    assert len(read_ledger(tmp_path / "absent.jsonl")) == 0
+
+
+def test_sessions_are_matched_per_server_and_process(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    ledger.record("session_opened", "a")
+    ledger.record("session_opened", "b")
+    ledger.record("session_closed", "a")
+    view = read_ledger(tmp_path / "ledger.jsonl")
+    assert [e["server"] for e in view.sessions_open()] == ["b"]
+    assert view.every_session_closed("a")
+    assert not view.every_session_closed()
+
+
+def test_a_process_that_exited_without_a_record_is_not_alive(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.jsonl"
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    Ledger(path).record("process_started", "gone", pid=child.pid)
+    Ledger(path).record("process_started", "me")
+    alive = read_ledger(path).processes_alive()
+    assert [e["server"] for e in alive] == ["me"]
+
+
+def test_the_summary_counts_events_per_server(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    ledger.record("tools_listed", "a", page=0)
+    ledger.record("tools_listed", "a", page=1)
+    ledger.record("fleet_added", None)
+    view = read_ledger(tmp_path / "ledger.jsonl")
+    assert view.summary() == {"a": {"tools_listed": 2}, "-": {"fleet_added": 1}}
+    assert view.listed_pages("a") == [0, 1]
