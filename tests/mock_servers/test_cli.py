@@ -12,10 +12,10 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import Client
-from tests.mock_servers.mock_fleet_helpers import list_all
 
 from mock_servers import Ledger, read_ledger
 from mock_servers._cli import main
+from tests.mock_servers.mock_fleet_helpers import list_all
 
 ROOT = str(Path(__file__).resolve().parents[2])
 

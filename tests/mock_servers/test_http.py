@@ -11,7 +11,6 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-from tests.mock_servers.mock_fleet_helpers import list_all
 
 from mock_servers import (
     Faults,
@@ -25,6 +24,7 @@ from mock_servers import (
     read_ledger,
     serve_http,
 )
+from tests.mock_servers.mock_fleet_helpers import list_all
 
 GITHUB = ServerSpec(id="github", tool_count=25, page_size=10, seed=1)
 RAW = ServerSpec(id="raw", domain="crm", tool_count=7, page_size=3, raw=True, faults=Faults(read_only_hint_string=1))

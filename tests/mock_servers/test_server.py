@@ -9,7 +9,6 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-from tests.mock_servers.mock_fleet_helpers import list_all
 
 from mock_servers import (
     Faults,
@@ -23,6 +22,7 @@ from mock_servers import (
     memory_server,
     read_ledger,
 )
+from tests.mock_servers.mock_fleet_helpers import list_all
 
 GITHUB = ServerSpec(id="github", tool_count=45, page_size=20, seed=5)
 ERAS = ["auto", "legacy"]

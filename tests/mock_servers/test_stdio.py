@@ -10,9 +10,9 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-from tests.mock_servers.mock_fleet_helpers import list_all
 
 from mock_servers import Faults, FleetSpec, ServerSpec, example_arguments, generate_tools, read_ledger, stdio_params
+from tests.mock_servers.mock_fleet_helpers import list_all
 
 GITHUB = ServerSpec(id="github", tool_count=30, page_size=12, seed=9)
 RAW = ServerSpec(
