@@ -87,6 +87,13 @@ def _describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
 
 
+def _single(error: Exception) -> Exception:
+    """The one exception inside nested single-member exception groups, else the error itself."""
+    while isinstance(error, ExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error
+
+
 class Connection:
     """One server of a run: its client, its raw tool listing, and its lifetime."""
 
@@ -127,18 +134,21 @@ class Connection:
                     self.tools = await self._list_all(client)
                 self.ready.set()
                 await self.stop.wait()
-        except ServerConnectionError as error:
-            self.error = error
-        except TimeoutError:
-            self.error = ServerConnectionError(
-                f"server {self.config.id!r} did not finish listing its tools within {self.list_timeout:g} s",
-                server_id=self.config.id,
-            )
-        except Exception as error:
-            self.error = ServerConnectionError(
-                f"server {self.config.id!r} could not be reached or listed: {_describe(error)}",
-                server_id=self.config.id,
-            )
+        except Exception as caught:
+            # The client's task groups wrap what the body raised in an exception group.
+            error = _single(caught)
+            if isinstance(error, ServerConnectionError):
+                self.error = error
+            elif isinstance(error, TimeoutError):
+                self.error = ServerConnectionError(
+                    f"server {self.config.id!r} did not finish listing its tools within {self.list_timeout:g} s",
+                    server_id=self.config.id,
+                )
+            else:
+                self.error = ServerConnectionError(
+                    f"server {self.config.id!r} could not be reached or listed: {_describe(error)}",
+                    server_id=self.config.id,
+                )
         finally:
             self._client = None
             self.ready.set()

@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 
 from . import _trace
-from ._budgets import Budgets
+from ._budgets import FAIRNESS_CAP, Budgets
 from ._catalog import Catalog, CatalogEntry
 from ._config import ServerConfig, validate_servers
 from ._connections import Connection, error_result
@@ -72,6 +72,7 @@ class AdaptiveToolset:
         self._per_server: dict[str, int] = {server.id: 0 for server in servers}
         for i in first.active:
             self._per_server[catalog.entries[i].server_id] += 1
+        self._first_round_per_server = dict(self._per_server)
         self._active_by_name: dict[str, CatalogEntry] = {
             catalog.entries[i].exposed_name: catalog.entries[i] for i in first.active
         }
@@ -87,8 +88,13 @@ class AdaptiveToolset:
         reason = self._eligibility.excluded.get(i)
         if reason is not None:
             return f"excluded: {reason}"
-        if self.catalog.entries[i].server_id not in self._eligibility.auto_servers:
+        server_id = self.catalog.entries[i].server_id
+        if server_id not in self._eligibility.auto_servers:
             return _trace.NOT_AUTO
+        # The walk stops once every server is at its cap, so tools it never reached are
+        # left by their server's cap, not by the capacity.
+        if self._first_round_per_server[server_id] >= min(FAIRNESS_CAP, self._policies[server_id].max_active_tools):
+            return _trace.SERVER_CAP
         return _trace.CAPACITY
 
     @property

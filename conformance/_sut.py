@@ -1,0 +1,314 @@
+"""The one interface every conformance test talks to, in-process or through a driver.
+
+:class:`SystemUnderTest` mirrors the driver protocol method for method and dict for
+dict, so a Python implementation plugs in directly and :class:`~conformance._driver.DriverSut`
+forwards the same calls over JSON-RPC. Tests do not call it directly: they use
+:class:`Sut`, which checks the shape of every answer, turns refusals into
+:class:`OutcomeError`, turns anything else unexpected into :class:`SutMisbehaved`, and
+records each step of a run so that a finding carries the inputs that replay it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import math
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Final, Protocol, TypeVar, cast, runtime_checkable
+
+import anyio
+
+from conformance._errors import OUTCOME_KINDS, Nonconformance, OutcomeError, OutcomeKind, SutMisbehaved
+
+__all__ = ["Implementation", "Run", "Sut", "SystemUnderTest", "outcome_of"]
+
+_T = TypeVar("_T")
+
+#: The methods an adapter must have, in the order of the protocol.
+ADAPTER_METHODS: Final = ("initialize", "open_run", "definitions", "call", "request", "close_run", "aclose")
+
+
+@runtime_checkable
+class SystemUnderTest(Protocol):
+    """An adaptive toolset as the suite sees it; one method per driver-protocol method.
+
+    Refusals that the design defines (``selection_error``, ``config_error``,
+    ``connection_error``, ``request_too_large``, ``invalid_params``, ``unknown_run``) are
+    raised as any exception with string attributes ``kind`` and ``message``, so an
+    implementation need not import this package.
+    """
+
+    async def initialize(self) -> Mapping[str, Any]:
+        """``{"name": str, "version": str, "profiles": [str]}``; profiles always hold "core"."""
+        ...
+
+    async def open_run(self, params: Mapping[str, Any]) -> str:
+        """Open a run from ``run.open`` params (servers, baseTools, userMessage, systemPrompt)."""
+        ...
+
+    async def definitions(self, run_id: str) -> list[dict[str, Any]]:
+        """The definitions the next model request of the run would carry."""
+        ...
+
+    async def call(self, run_id: str, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """A tool call through the run's gate: ``{"content", "isError", "structuredContent"?}``."""
+        ...
+
+    async def request(self, run_id: str, extra_tools: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+        """Assemble the next request with ``extra_tools`` and apply the final hard check."""
+        ...
+
+    async def close_run(self, run_id: str) -> None:
+        """End the run and close its MCP connections."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release the implementation (for a driver: shut it down)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Implementation:
+    """What the SUT said about itself in ``initialize``."""
+
+    name: str
+    version: str
+    profiles: tuple[str, ...]
+
+
+def outcome_of(exc: BaseException) -> OutcomeError | None:
+    """The :class:`OutcomeError` an exception stands for, if it carries ``kind`` and ``message``.
+
+    Returns None for an exception without both string attributes. A ``kind`` the protocol
+    does not define is not an outcome either; the caller reports it as misbehaviour.
+    """
+    if isinstance(exc, OutcomeError):
+        return exc
+    kind, message = getattr(exc, "kind", None), getattr(exc, "message", None)
+    if isinstance(kind, str) and isinstance(message, str) and kind in OUTCOME_KINDS:
+        return OutcomeError(cast(OutcomeKind, kind), message)
+    return None
+
+
+class Sut:
+    """The checked front of a :class:`SystemUnderTest` that tests use.
+
+    Args:
+        adapter: the implementation, in-process or a driver.
+        timeout: seconds an in-process call may take before it counts as hung; None for no
+            limit (a driver applies its own per-call timeout).
+        describe: how the SUT was given, for messages (``--sut-cmd 'node driver.js'``).
+    """
+
+    def __init__(self, adapter: SystemUnderTest, *, timeout: float | None = None, describe: str = "") -> None:
+        if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
+            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        self.adapter = adapter
+        self.timeout = timeout
+        self.describe = describe or type(adapter).__name__
+        self.implementation: Implementation | None = None
+        self._open: list[Run] = []
+
+    async def initialize(self) -> Implementation:
+        """Ask the SUT who it is; the answer is checked and kept in :attr:`implementation`."""
+        __tracebackhide__ = True
+        answer = await self._invoke("initialize", self.adapter.initialize, {})
+        self.implementation = check_initialize(answer, lambda msg: SutMisbehaved(msg, observed=answer))
+        return self.implementation
+
+    def open(self, params: Mapping[str, Any]) -> _OpeningRun:
+        """Open a run: ``run = await sut.open(params)`` or ``async with sut.open(params) as run``.
+
+        Raises:
+            OutcomeError: the SUT refused the run (selection, config or connection error).
+            SutMisbehaved: it failed in any other way.
+        """
+        return _OpeningRun(self, params)
+
+    @property
+    def open_runs(self) -> tuple[Run, ...]:
+        """Runs opened through this front and not closed yet."""
+        return tuple(self._open)
+
+    async def close_open_runs(self) -> None:
+        """Close every run still open, ignoring failures; used after each test."""
+        for run in reversed(self._open):
+            with contextlib.suppress(Nonconformance, OutcomeError):
+                await run.close()
+
+    async def aclose(self) -> None:
+        """Close the runs still open, then the adapter."""
+        await self.close_open_runs()
+        await self.adapter.aclose()
+
+    async def _open_run(self, params: Mapping[str, Any]) -> Run:
+        __tracebackhide__ = True
+        case: dict[str, Any] = {"open": copy.deepcopy(dict(params)), "steps": []}
+        run_id = await self._invoke("run.open", lambda: self.adapter.open_run(params), case)
+        if not isinstance(run_id, str) or not run_id:
+            raise SutMisbehaved("run.open returned no run id (a non-empty string)", observed=run_id, case=case)
+        run = Run(self, run_id, case)
+        self._open.append(run)
+        return run
+
+    async def _invoke(self, method: str, call: Callable[[], Awaitable[_T]], case: Mapping[str, Any]) -> _T:
+        __tracebackhide__ = True
+        try:
+            if self.timeout is None:
+                return await call()
+            with anyio.fail_after(self.timeout):
+                return await call()
+        except SutMisbehaved as exc:
+            if not exc.case:
+                exc.case = copy.deepcopy(dict(case))
+            raise
+        except (Nonconformance, OutcomeError):
+            raise
+        except TimeoutError as exc:
+            raise SutMisbehaved(f"{method} did not answer within {self.timeout:g} s", case=copy.deepcopy(case)) from exc
+        except Exception as exc:
+            outcome = outcome_of(exc)
+            if outcome is not None:
+                raise outcome from exc
+            kind = getattr(exc, "kind", None)
+            if isinstance(kind, str):
+                raise SutMisbehaved(
+                    f"{method} raised an outcome of unknown kind {kind!r}; "
+                    f"the protocol defines {', '.join(sorted(OUTCOME_KINDS))}",
+                    observed=str(exc),
+                    case=copy.deepcopy(case),
+                ) from exc
+            raise SutMisbehaved(f"{method} raised {type(exc).__name__}: {exc}", case=copy.deepcopy(case)) from exc
+
+
+class _OpeningRun:
+    """A run being opened: awaitable, or an async context manager that closes it."""
+
+    def __init__(self, sut: Sut, params: Mapping[str, Any]) -> None:
+        self._sut, self._params = sut, params
+        self._run: Run | None = None
+
+    def __await__(self) -> Generator[Any, None, Run]:
+        return self._sut._open_run(self._params).__await__()
+
+    async def __aenter__(self) -> Run:
+        __tracebackhide__ = True
+        self._run = await self._sut._open_run(self._params)
+        return self._run
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        __tracebackhide__ = True
+        if self._run is not None:
+            await self._run.close()
+
+
+class Run:
+    """One open run of the SUT; every step is recorded in :attr:`case` for replay."""
+
+    def __init__(self, sut: Sut, run_id: str, case: dict[str, Any]) -> None:
+        self._sut = sut
+        self.id = run_id
+        #: ``{"open": run.open params, "steps": [{"method", ...params}]}``.
+        self.case = case
+        self.closed = False
+
+    async def definitions(self) -> list[dict[str, Any]]:
+        """``run.definitions``: the tools of the next model request, checked for shape."""
+        __tracebackhide__ = True
+        answer = await self._step("run.definitions", {}, lambda: self._sut.adapter.definitions(self.id))
+        return self._check_definitions("run.definitions", answer)
+
+    async def call(self, name: str, arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """``run.call``: a tool call through the gate; ``{"content", "isError", "structuredContent"?}``."""
+        __tracebackhide__ = True
+        args = dict(arguments or {})
+        answer = await self._step(
+            "run.call", {"name": name, "arguments": args}, lambda: self._sut.adapter.call(self.id, name, args)
+        )
+        return self._check_call_result(answer)
+
+    async def request(self, extra_tools: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+        """``run.request``: the next request with ``extra_tools``, after the final hard check."""
+        __tracebackhide__ = True
+        extra = [dict(tool) for tool in extra_tools]
+        answer = await self._step(
+            "run.request", {"extraTools": extra}, lambda: self._sut.adapter.request(self.id, extra)
+        )
+        return self._check_definitions("run.request", answer)
+
+    async def close(self) -> None:
+        """``run.close``; closing twice is a no-op."""
+        __tracebackhide__ = True
+        if self.closed:
+            return
+        self.closed = True
+        if self in self._sut._open:
+            self._sut._open.remove(self)
+        await self._step("run.close", {}, lambda: self._sut.adapter.close_run(self.id))
+
+    async def __aenter__(self) -> Run:
+        __tracebackhide__ = True
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        __tracebackhide__ = True
+        await self.close()
+
+    async def _step(self, method: str, params: Mapping[str, Any], call: Callable[[], Awaitable[_T]]) -> _T:
+        __tracebackhide__ = True
+        self.case["steps"].append({"method": method, **copy.deepcopy(dict(params))})
+        return await self._sut._invoke(method, call, self.case)
+
+    def _bad(self, message: str, observed: object) -> SutMisbehaved:
+        return SutMisbehaved(message, observed=observed, case=copy.deepcopy(self.case))
+
+    def _check_definitions(self, method: str, answer: object) -> list[dict[str, Any]]:
+        if not isinstance(answer, list):
+            raise self._bad(f"{method} returned {type(answer).__name__}, not a list of definitions", answer)
+        for index, tool in enumerate(answer):
+            problem = definition_problem(tool)
+            if problem:
+                raise self._bad(f"{method}: definition #{index} {problem}", tool)
+        return cast(list[dict[str, Any]], answer)
+
+    def _check_call_result(self, answer: object) -> dict[str, Any]:
+        if not isinstance(answer, dict):
+            raise self._bad(f"run.call returned {type(answer).__name__}, not a tool result object", answer)
+        if not isinstance(answer.get("content"), list):
+            raise self._bad("run.call result has no 'content' list", answer)
+        if not isinstance(answer.get("isError"), bool):
+            raise self._bad("run.call result has no boolean 'isError'", answer)
+        if "structuredContent" in answer and not isinstance(answer["structuredContent"], dict | None):
+            raise self._bad("run.call result has a 'structuredContent' that is not an object", answer)
+        return answer
+
+
+def definition_problem(tool: object) -> str:
+    """What is wrong with a ``{name, description, inputSchema}`` definition, or ``""``."""
+    if not isinstance(tool, dict):
+        return f"is {type(tool).__name__}, not an object"
+    if not isinstance(tool.get("name"), str):
+        return "has no string 'name'"
+    if not isinstance(tool.get("description"), str):
+        return f"({tool['name']!r}) has no string 'description'"
+    if not isinstance(tool.get("inputSchema"), dict):
+        return f"({tool['name']!r}) has no object 'inputSchema'"
+    return ""
+
+
+def check_initialize(answer: object, error: Callable[[str], Exception]) -> Implementation:
+    """Check an ``initialize`` answer; ``error(message)`` builds what is raised when it is wrong."""
+    if not isinstance(answer, Mapping):
+        raise error(f"initialize returned {type(answer).__name__}, not an object")
+    name, version, profiles = answer.get("name"), answer.get("version"), answer.get("profiles")
+    if not isinstance(name, str) or not isinstance(version, str):
+        raise error("initialize answer needs string 'name' and 'version'")
+    if not isinstance(profiles, list) or not all(isinstance(p, str) for p in profiles):
+        raise error("initialize answer needs 'profiles', a list of strings")
+    return Implementation(name=name, version=version, profiles=tuple(profiles))

@@ -1,0 +1,1 @@
+"""The conformance suite itself: test modules collected by ``pytest --sut …``."""

@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+import re
+from importlib import resources
+
+import pytest
+
+from conformance import CLAUSES, SpecError, UnknownClause, UsageError, clause, profile_of
+from conformance._clauses import parse_spec
+from tests.conformance.conftest import INI
+
+pytest_plugins = ["pytester"]
+
+SPEC = resources.files("conformance").joinpath("SPEC.md").read_text(encoding="utf-8")
+
+
+def test_every_clause_heading_of_the_spec_is_parsed() -> None:
+    headings = re.findall(r"^### (\S+)", SPEC, flags=re.MULTILINE)
+
+    assert list(CLAUSES) == headings
+    assert len(set(headings)) == len(headings)
+
+
+def test_every_clause_has_a_valid_level_profile_text_and_sources() -> None:
+    for clause_id, parsed in CLAUSES.items():
+        assert parsed.id == clause_id
+        assert parsed.level in ("MUST", "SHOULD", "MAY")
+        assert parsed.profile in ("core", "lexical")
+        assert parsed.text and parsed.section
+        assert parsed.sources
+
+
+def test_every_fact_and_ruling_is_cited_by_some_clause() -> None:
+    cited = {source for parsed in CLAUSES.values() for source in parsed.sources}
+
+    assert {f"F{n}" for n in range(1, 32)} | {f"R{n}" for n in range(1, 13)} <= cited
+
+
+def test_a_clause_keeps_its_section_text_and_sources() -> None:
+    parsed = CLAUSES["CAT-2"]
+
+    assert (parsed.level, parsed.profile, parsed.section, parsed.sources) == ("MUST", "core", "Catalog", ("R8",))
+    assert parsed.text.startswith("Listing follows `nextCursor` until a page has no cursor")
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("### CAT-1 · MUST\nBody.\nSources: F1.\n", "line 1: expected '### ID"),
+        ("### CAT-1 · MUST · core\nBody.\n### CAT-2 · MUST · core\nBody.\nSources: F1.\n", "no 'Sources:' line"),
+        ("### CAT-1 · MUST · core\nBody.\nSources: F1.\n### CAT-1 · MAY · core\nX.\nSources: F2.\n", "defined twice"),
+        ("### CAT-1 · MUST · core\nBody.\nSources: F1\n", "expected 'Sources: F1, R2.'"),
+        ("### CAT-1 · MUST · core\nBody.\nSources: F1.\nStray text.\n", "text after the 'Sources:' line"),
+        ("### CAT-1 · MUST · core\nSources: F1.\n", "has no text"),
+        ("### CAT-1 · MUST · core\nBody.\n", "no 'Sources:' line"),
+    ],
+)
+def test_a_malformed_spec_is_refused_naming_the_line(text: str, problem: str) -> None:
+    with pytest.raises(SpecError, match=re.escape(problem)):
+        parse_spec(text)
+
+
+def test_clause_returns_a_marker_with_the_cited_ids() -> None:
+    mark = clause("BUD-1", "BUD-3")
+
+    assert (mark.name, mark.args) == ("clause", ("BUD-1", "BUD-3"))
+
+
+def test_clause_with_an_unknown_id_suggests_the_closest_one() -> None:
+    with pytest.raises(UnknownClause, match=r"unknown clause id 'BUD-10'; did you mean 'BUD-1'\?"):
+        clause("BUD-10")
+
+
+def test_clause_without_ids_is_a_usage_error() -> None:
+    with pytest.raises(UsageError):
+        clause()
+
+
+def test_a_test_module_citing_an_unknown_clause_fails_when_imported(pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI)
+    pytester.makepyfile(
+        """
+        from conformance import clause
+
+        @clause("GATE-99")
+        def test_gate():
+            pass
+        """
+    )
+
+    result = pytester.runpytest()
+
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*UnknownClause: unknown clause id 'GATE-99'*"])
+
+
+def test_the_profile_of_a_test_is_lexical_when_any_cited_clause_is() -> None:
+    assert profile_of(["SEL-4", "SEL-5"]) == "lexical"
+    assert profile_of(["SEL-4"]) == "core"
+    assert profile_of([]) == "core"
