@@ -99,9 +99,16 @@ def _ran(outcome: Outcome) -> int:
     return len(outcome.passed) + len(outcome.failures) + len(outcome.errors)
 
 
-def _names_clause(message: str, text: str, clause_id: str) -> bool:
-    """Whether a failure is a finding about ``clause_id``: its ``[IDS]`` header names it."""
-    return any(clause_id in found.split(", ") for found in _HEADER.findall(message + "\n" + text))
+def _names_clause(message: str, text: str, clause_id: str, cited: set[str] | None) -> bool:
+    """Whether a failure is a finding about ``clause_id``.
+
+    A finding with an ``[IDS]`` header must name it there; one without (a plain assertion,
+    a refusal that escaped the test) counts when the failing test cites the clause.
+    """
+    headers = _HEADER.findall(message.split("\n", 1)[0])
+    if headers:
+        return any(clause_id in found.split(", ") for found in headers)
+    return cited is None or clause_id in cited
 
 
 def _crash(message: str, text: str) -> str | None:
@@ -133,7 +140,9 @@ def test_defect_is_caught_on_its_clause(name: str, tmp_path: Path) -> None:
         cited = outcome.cited.get(test)
         assert cited is None or not cited or defect.clause in cited, f"{test} does not cite {defect.clause}: {cited}"
     on_clause = [
-        test for test, (message, text) in outcome.failures.items() if _names_clause(message, text, defect.clause)
+        test
+        for test, (message, text) in outcome.failures.items()
+        if _names_clause(message, text, defect.clause, outcome.cited.get(test))
     ]
     assert on_clause, (
         f"{name}: no failure names {defect.clause}; it was caught elsewhere: "

@@ -167,10 +167,11 @@ def gate_calls_before_refusing() -> None:
 def definitions_frozen() -> None:
     """Definitions are copied when the run opens; discovered tools never appear in them."""
     original_init = AdaptiveToolset.__init__
+    original_definitions = AdaptiveToolset.definitions
 
     def __init__(self: AdaptiveToolset, *args: Any, **kwargs: Any) -> None:
         original_init(self, *args, **kwargs)
-        self._frozen_definitions = AdaptiveToolset.definitions(self)  # type: ignore[attr-defined]
+        self._frozen_definitions = original_definitions(self)  # type: ignore[attr-defined]
 
     def definitions(self: AdaptiveToolset) -> list[dict[str, Any]]:
         return [dict(tool) for tool in self._frozen_definitions]  # type: ignore[attr-defined]
