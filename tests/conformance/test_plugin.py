@@ -71,6 +71,8 @@ def test_lexical(sut):
     pass
 """
 
+# The shipped suite's protocol smoke test: the only one a fake SUT can pass.
+SMOKE = "test_initialize_claims_the_core_profile"
 FAKE_DRIVER_CMD = shlex.join([sys.executable, str(FAKE_DRIVER)])
 
 
@@ -157,7 +159,7 @@ def test_a_driver_that_never_answers_initialize_stops_the_session(project: pytes
 def test_with_a_sut_and_no_paths_the_shipped_suite_runs(project: pytest.Pytester) -> None:
     project.makepyfile(test_local="def test_local():\n    raise AssertionError('not collected')\n")
 
-    result = project.runpytest("--sut", "fake_sut:core", "-v")
+    result = project.runpytest("--sut", "fake_sut:core", "-v", "-k", SMOKE)
 
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(
@@ -172,7 +174,7 @@ def test_with_a_sut_and_no_paths_the_shipped_suite_runs(project: pytest.Pytester
 def test_the_ini_file_can_name_the_sut_and_its_timeout(project: pytest.Pytester) -> None:
     project.makeini(INI + "conformance_sut = fake_sut:lexical\nconformance_sut_timeout = 4\n")
 
-    result = project.runpytest()
+    result = project.runpytest("-k", SMOKE)
 
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(
@@ -246,7 +248,7 @@ def test_a_run_the_test_left_open_is_closed_after_it(project: pytest.Pytester) -
 
 
 def test_a_driver_runs_the_shipped_suite_and_is_shut_down(project: pytest.Pytester) -> None:
-    result = project.runpytest_subprocess("--sut-cmd", FAKE_DRIVER_CMD)
+    result = project.runpytest_subprocess("--sut-cmd", FAKE_DRIVER_CMD, "-k", SMOKE)
 
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines([f"mcp-conformance: --sut-cmd '{FAKE_DRIVER_CMD}': fake 0.0.1, claims core"])
