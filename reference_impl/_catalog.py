@@ -107,6 +107,7 @@ class Catalog:
     def __init__(self, entries: Sequence[CatalogEntry]) -> None:
         self.entries: tuple[CatalogEntry, ...] = tuple(entries)
         self.by_exposed: dict[str, CatalogEntry] = {e.exposed_name: e for e in self.entries}
+        self.by_qualified: dict[str, CatalogEntry] = {e.qualified_name: e for e in self.entries}
         self.by_server: dict[str, list[CatalogEntry]] = {}
         for entry in self.entries:
             self.by_server.setdefault(entry.server_id, []).append(entry)

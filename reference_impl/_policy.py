@@ -55,7 +55,7 @@ def resolve_policies(servers: Sequence[ServerConfig], catalog: Catalog) -> Eligi
         entries = catalog.by_server.get(server.id, [])
         offered = {entry.name for entry in entries}
         declared = list(policy.pinned_tools)
-        if policy.mode == "allowlist":
+        if policy.mode in ("allowlist", "auto"):  # allowedTools is ignored in "all" mode
             declared += policy.allowed_tools
         missing = sorted({name for name in declared if name not in offered})
         if missing:

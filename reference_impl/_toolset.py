@@ -19,7 +19,7 @@ from ._config import ServerConfig, validate_servers
 from ._connections import Connection, error_result
 from ._discovery import DISCOVERY_TOOL, InvalidDiscoveryArguments, discovery_definition, parse_arguments
 from ._errors import ConfigurationError, ServerConnectionError
-from ._policy import Eligibility, exclusion_reason, resolve_policies
+from ._policy import Eligibility, resolve_policies
 from ._ranking import LexicalRanker, Ranker, RankingIndex, ToolDoc
 from ._selection import select_first_round
 from ._trace import DiscoveryTrace, SelectionTrace
@@ -88,11 +88,10 @@ class AdaptiveToolset:
         reason = self._eligibility.excluded.get(i)
         if reason is not None:
             return f"excluded: {reason}"
-        server_id = self.catalog.entries[i].server_id
-        if server_id not in self._eligibility.auto_servers:
-            return _trace.NOT_AUTO
-        # The walk stops once every server is at its cap, so tools it never reached are
+        # Every eligible tool of a server not in auto mode is required, so only auto
+        # servers' tools get here. The walk stops once every server is at its cap, so tools it never reached are
         # left by their server's cap, not by the capacity.
+        server_id = self.catalog.entries[i].server_id
         if self._first_round_per_server[server_id] >= min(FAIRNESS_CAP, self._policies[server_id].max_active_tools):
             return _trace.SERVER_CAP
         return _trace.CAPACITY
@@ -206,10 +205,8 @@ class AdaptiveToolset:
 
     def eligible(self, qualified_name: str) -> bool:
         """Whether the policy admits a tool (for inspection; the gate uses the active set)."""
-        for entry in self.catalog.entries:
-            if entry.qualified_name == qualified_name:
-                return exclusion_reason(entry, self._policies[entry.server_id]) is None
-        return False
+        entry = self.catalog.by_qualified.get(qualified_name)
+        return entry is not None and self._eligibility.is_eligible(entry.index)
 
 
 async def _open_connections(

@@ -14,7 +14,6 @@ REQUIRED = "required"
 SELECTED = "selected"
 SERVER_CAP = "left: server at its first-round cap"
 CAPACITY = "left: first-round capacity used up"
-NOT_AUTO = "left: server not in auto mode"
 
 
 @dataclass(frozen=True, slots=True)

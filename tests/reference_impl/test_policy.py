@@ -226,6 +226,7 @@ async def test_an_allowlist_server_may_exceed_twelve_with_its_required_tools() -
         (ToolPolicy(pinned_tools=("search", "ghost")), "['ghost']"),
         (ToolPolicy(mode="allowlist", allowed_tools=("search", "ghost", "phantom")), "['ghost', 'phantom']"),
         (ToolPolicy(mode="all", pinned_tools=("ghost",)), "['ghost']"),
+        (ToolPolicy(mode="auto", allowed_tools=("search", "ghost")), "['ghost']"),
     ],
 )
 async def test_a_pinned_or_allowlisted_name_the_server_does_not_offer_is_a_configuration_error(
@@ -235,3 +236,9 @@ async def test_a_pinned_or_allowlisted_name_the_server_does_not_offer_is_a_confi
         async with open_toolset([memory("gh", [tool("search"), tool("ghostly")], policy=policy)]):
             pytest.fail("the run must not open")
     assert f"server 'gh' does not offer {missing}" in caught.value.message
+
+
+async def test_allowed_tools_are_not_checked_in_all_mode_where_they_restrict_nothing() -> None:
+    policy = ToolPolicy(mode="all", allowed_tools=("ghost",))
+    async with open_toolset([memory("gh", [tool("search")], policy=policy)]) as toolset:
+        assert toolset.active_names == ("gh__search",)
