@@ -17,6 +17,7 @@ from ._errors import (
     ToolsetError,
 )
 from ._loop import AgentLoop, ModelProvider, ModelReply, ToolCall, assemble_request
+from ._rankers import RANKERS, Bm25Breakdown, Bm25Index, Bm25Params, Bm25Ranker, make_ranker
 from ._ranking import LexicalIndex, LexicalRanker, Ranker, RankingIndex, ScoreBreakdown, ToolDoc, words
 from ._toolset import AdaptiveToolset, open_toolset
 from ._trace import CandidateTrace, DiscoveryTrace, SelectionTrace
@@ -57,6 +58,12 @@ __all__ = [
     "ScoreBreakdown",
     "ToolDoc",
     "words",
+    "RANKERS",
+    "Bm25Breakdown",
+    "Bm25Index",
+    "Bm25Params",
+    "Bm25Ranker",
+    "make_ranker",
     # trace
     "CandidateTrace",
     "DiscoveryTrace",

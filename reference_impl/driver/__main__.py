@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from .._errors import ToolsetError
+from .._rankers import RANKERS, make_ranker
 from ._session import DriverError, ReferenceDriver
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32601, -32602, -32603
@@ -123,8 +124,14 @@ async def serve(driver: ReferenceDriver) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m reference_impl.driver", description=__doc__)
     parser.add_argument("--list-timeout", type=float, default=30.0, help="seconds a server may take to list its tools")
+    parser.add_argument(
+        "--ranker",
+        choices=sorted(RANKERS),
+        default="lexical",
+        help="the ranker of every run; only 'lexical' claims the lexical profile (default: lexical)",
+    )
     args = parser.parse_args(argv)
-    asyncio.run(serve(ReferenceDriver(list_timeout=args.list_timeout)))
+    asyncio.run(serve(ReferenceDriver(ranker=make_ranker(args.ranker), list_timeout=args.list_timeout)))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,1 @@
+"""Benchmarks of the reference implementation and the mock fleet: ``python -m benchmarks``."""

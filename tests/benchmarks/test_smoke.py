@@ -1,0 +1,34 @@
+"""The benchmarks' smoke mode runs end to end and writes its tables; no timing is asserted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchmarks.__main__ import main
+from benchmarks._catalogs import realistic
+from benchmarks._quality import load_tasks
+
+
+def test_the_smoke_run_completes_and_writes_every_table(tmp_path: Path) -> None:
+    output = tmp_path / "BENCHMARKS.md"
+    assert main(["--smoke", "--output", str(output)]) == 0
+    text = output.read_text(encoding="utf-8")
+    for title in (
+        "### Catalog build and indexing",
+        "### Selection and discovery",
+        "### Selection quality",
+        "### Held-out recall after one discovery call",
+    ):
+        assert title in text
+    assert "| lexical | held-out |" in text
+    assert "| bm25 | held-out |" in text
+
+
+def test_the_task_set_labels_real_tools_and_splits_into_two_halves() -> None:
+    tasks = load_tasks()
+    tools = {f"{sid}__{t['name']}" for sid, listing in realistic().items() for t in listing}
+    assert len(tasks) >= 150
+    assert {t.tool for t in tasks} <= tools
+    assert {t.split for t in tasks} == {"tune", "held-out"}
+    assert {t.language for t in tasks} == {"en", "zh"}
+    assert any(t.names_server for t in tasks) and not all(t.names_server for t in tasks)

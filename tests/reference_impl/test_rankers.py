@@ -1,0 +1,106 @@
+"""Rankers beside the lexical one: the RankingIndex protocol's invariants, the registry and the driver option."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reference_impl import RANKERS, Bm25Breakdown, Bm25Params, Bm25Ranker, LexicalRanker, ToolDoc, make_ranker
+from reference_impl._rankers import fold, terms
+from reference_impl.driver import ReferenceDriver
+from reference_impl.driver.__main__ import main as driver_main
+
+CATALOG = (
+    ToolDoc("github__list_pull_requests", "github", "list_pull_requests", "List open pull requests", True),
+    ToolDoc("github__merge_pull_request", "github", "merge_pull_request", "Merge a pull request", False),
+    ToolDoc("linear__list_issues", "linear", "list_issues", "List issues in a project", True),
+    ToolDoc("linear__create_issue", "linear", "create_issue", "Create an issue", False),
+    ToolDoc("aws__restart_instance", "aws", "restart_instance", "Restart an instance", False),
+    ToolDoc("aws__get_function_logs", "aws", "get_function_logs", "Read recent log lines of a function", False),
+)
+
+
+def test_terms_drop_stop_words_fold_plurals_and_split_names() -> None:
+    assert terms("List the open Pull Requests") == ["list", "open", "pull", "request"]
+    assert terms("list_issue_comments") == ["list", "issue", "comment"]
+    assert terms("getQueryResults") == ["get", "query", "result"]
+    assert [fold(w) for w in ("queries", "boxes", "status", "class", "bus", "logs")] == [
+        "query", "box", "status", "class", "bus", "log",
+    ]  # fmt: skip
+
+
+def test_synonyms_reach_the_words_tools_use() -> None:
+    index = Bm25Ranker().index(CATALOG, "")
+    assert CATALOG[next(index.order("reboot the EC2 box"))].name == "restart_instance"
+    assert CATALOG[next(index.order("帮我新建一个工单"))].name == "create_issue"
+    assert CATALOG[next(index.order("show me the open PRs"))].name == "list_pull_requests"
+    plain = Bm25Ranker(Bm25Params(synonyms=False)).index(CATALOG, "")
+    assert list(plain.matches("reboot the EC2 box")) == []
+
+
+def test_read_intent_prefers_reading_tools_and_a_write_request_the_writing_ones() -> None:
+    index = Bm25Ranker().index(CATALOG, "")
+    assert CATALOG[next(index.order("show pull requests"))].name == "list_pull_requests"
+    assert CATALOG[next(index.order("merge the pull request"))].name == "merge_pull_request"
+
+
+def test_a_breakdown_explains_the_score() -> None:
+    index = Bm25Ranker().index(CATALOG, "You triage issues.")
+    breakdown = index.breakdown(2, "list issues")
+    assert isinstance(breakdown, Bm25Breakdown)
+    assert breakdown.user_words == ("issue", "list")
+    assert breakdown.relevant
+    assert breakdown.total == round(index.scores("list issues")[2] * 1000)
+    assert str(breakdown).startswith(f"{breakdown.score:.3f} (terms=")
+    assert sum(breakdown.components.values()) == pytest.approx(breakdown.total, abs=3)
+    assert str(index.breakdown(4, "")) == "0.000 (no signal)"
+
+
+def test_the_registry_builds_each_ranker_by_name() -> None:
+    assert sorted(RANKERS) == ["bm25", "bm25-plain", "lexical"]
+    for name in RANKERS:
+        assert make_ranker(name).name == name
+    assert isinstance(make_ranker("lexical"), LexicalRanker)
+    with pytest.raises(ValueError, match="known rankers: bm25, bm25-plain, lexical"):
+        make_ranker("embeddings")
+
+
+async def test_a_replaced_ranker_claims_only_the_core_profile() -> None:
+    assert (await ReferenceDriver(ranker=Bm25Ranker()).initialize())["profiles"] == ["core"]
+    assert (await ReferenceDriver().initialize())["profiles"] == ["core", "lexical"]
+
+
+def test_the_driver_refuses_an_unknown_ranker(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        driver_main(["--ranker", "nope"])
+    assert "invalid choice: 'nope'" in capsys.readouterr().err
+
+
+_text = st.text(alphabet="abc _-日志工单prlistgetcreate", max_size=24)
+_tools = st.lists(
+    st.builds(
+        lambda server, name, description, read_only: ToolDoc(f"{server}__{name}", server, name, description, read_only),
+        st.sampled_from(["s1", "s2", "pr"]),
+        st.text(alphabet="abcl_ist", min_size=1, max_size=10),
+        _text,
+        st.booleans(),
+    ),
+    max_size=12,
+    unique_by=lambda tool: tool.qualified_name,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(tools=_tools, system=_text, queries=st.lists(_text, min_size=1, max_size=3), synonyms=st.booleans())
+def test_bm25_order_is_every_tool_by_score_then_name_and_matches_are_the_tools_with_a_signal(
+    tools: list[ToolDoc], system: str, queries: list[str], synonyms: bool
+) -> None:
+    index = Bm25Ranker(Bm25Params(synonyms=synonyms)).index(tools, system)
+    for query in queries:
+        scores = index.scores(query)
+        expected = sorted(range(len(tools)), key=lambda i: (-scores[i], tools[i].qualified_name))
+        assert list(index.order(query)) == expected
+        matched = list(index.matches(query))
+        assert matched == [i for i in expected if index.breakdown(i, query).user_words]
+        assert all(index.breakdown(i, query).relevant for i in matched)
