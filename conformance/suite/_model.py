@@ -8,15 +8,16 @@ suite computes them here and compares the SUT's definitions against them.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 
 from conformance._errors import Nonconformance
-from mock_servers import FleetSpec
+from mock_servers import FleetSpec, ServerSpec
 from mock_servers.strategies import fleet_specs, tool_policies
 
 _T = TypeVar("_T")
@@ -29,13 +30,33 @@ DEFAULT_MAX_ACTIVE = 24
 FIRST_ROUND_SERVER_CAP = 12
 
 
+#: Set to ``1`` to skip shrinking: a failing property then reports the first failing
+#: example it found, at once. Shrinking a counterexample over served fleets can take
+#: minutes; it is worth it to a person reading the finding, not to a check that only
+#: needs to know that (and on which clause) a property fails.
+NO_SHRINK_ENV = "MCP_CONFORMANCE_NO_SHRINK"
+
+
+def shrinking() -> bool:
+    """Whether failing properties shrink their counterexample (see :data:`NO_SHRINK_ENV`)."""
+    return os.environ.get(NO_SHRINK_ENV, "") not in ("1", "true", "yes")
+
+
 def examples(n: int) -> settings:
-    """Hypothesis settings for a property over served fleets."""
+    """Hypothesis settings for a property over served fleets.
+
+    Explicit ``@example`` cases always run first. Without shrinking (see
+    :data:`NO_SHRINK_ENV`) the first failure is reported as found.
+    """
+    shrink = shrinking()
+    phases = tuple(Phase) if shrink else (Phase.explicit, Phase.reuse, Phase.generate, Phase.target)
     return settings(
         max_examples=n,
         deadline=None,
         suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
         database=None,
+        phases=phases,
+        report_multiple_bugs=shrink,
     )
 
 
@@ -69,6 +90,22 @@ def open_params(
     return {"servers": list(servers), "baseTools": list(base), "userMessage": user, "systemPrompt": system}
 
 
+def _deny_a_pinned_tool(policy: dict[str, Any], deny: bool) -> dict[str, Any]:
+    """``policy`` with its first pinned tool also denied, when ``deny`` (POL-2, POL-7)."""
+    pinned = policy.get("pinnedTools") or []
+    if not deny or not pinned:
+        return policy
+    denied = list(policy.get("deniedTools") or [])
+    return {**policy, "deniedTools": [*denied, pinned[0]] if pinned[0] not in denied else denied}
+
+
+def server_policies(server: ServerSpec, *, unknown_names: bool = False) -> st.SearchStrategy[dict[str, Any]]:
+    """A wire policy for ``server``; now and then a tool is both pinned and denied."""
+    return st.tuples(tool_policies(server, unknown_names=unknown_names), st.booleans()).map(
+        lambda drawn: _deny_a_pinned_tool(*drawn)
+    )
+
+
 def fleets_with_policies(
     *, unknown_names: bool = False, **fleet_kwargs: Any
 ) -> st.SearchStrategy[tuple[FleetSpec, dict[str, dict[str, Any]]]]:
@@ -76,7 +113,7 @@ def fleets_with_policies(
     return fleet_specs(**fleet_kwargs).flatmap(
         lambda spec: st.tuples(
             st.just(spec),
-            st.fixed_dictionaries({s.id: tool_policies(s, unknown_names=unknown_names) for s in spec.servers}),
+            st.fixed_dictionaries({s.id: server_policies(s, unknown_names=unknown_names) for s in spec.servers}),
         )
     )
 

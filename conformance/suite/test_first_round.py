@@ -3,9 +3,10 @@ fairness and fill, the discovery tool's presence, and what a definition carries.
 
 from __future__ import annotations
 
-from typing import Any, NoReturn, cast
+from collections.abc import Callable
+from typing import Any, NoReturn, TypeVar, cast
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from conformance import OutcomeError, Sut, clause
@@ -23,9 +24,57 @@ from conformance.suite._model import (
     open_params,
     run,
 )
+from mock_servers import FleetSpec, ServerSpec, generate_tools
 
 FLEETS = fleets_with_policies(max_servers=3, max_tools=30)
 BASES = st.integers(0, 8) | st.integers(60, 97)
+
+
+def _auto(*tool_counts: int, **policy: Any) -> tuple[FleetSpec, dict[str, dict[str, Any]]]:
+    """``len(tool_counts)`` servers ``s0``, ``s1``… with the same policy (``auto`` unless given)."""
+    spec = FleetSpec(servers=tuple(ServerSpec(id=f"s{i}", tool_count=n) for i, n in enumerate(tool_counts)), seed=7)
+    return spec, {s.id: dict(policy) for s in spec.servers}
+
+
+# Fleets whose first round fills the 96 definitions exactly (base tools, the discovery
+# tool and as many ranked tools as the capacity takes): one definition more shows.
+FULL_FIRST_ROUNDS = [
+    (_auto(20), 90),  # capacity 5 of 20 eligible tools
+    (_auto(20, 20, 20), 60),  # capacity 35 of 36 first-round places
+    (_auto(30, 30, 30, 30, 30), 47),  # capacity 48 of 60 first-round places
+    (_auto(3, 40), 94),  # capacity 1
+]
+# Servers with more than 12 eligible tools and a maxActiveTools above 12.
+OVER_FAIRNESS_CAP = [
+    (_auto(30), 0),
+    (_auto(25, 25, maxActiveTools=40), 3),
+    (_auto(20, 4, maxActiveTools=96), 0),
+]
+_S0 = [t["name"] for t in generate_tools(ServerSpec(id="s0", tool_count=10))]
+# A tool both pinned and denied, in every mode.
+PINNED_AND_DENIED = [
+    ((FleetSpec(servers=(ServerSpec(id="s0", tool_count=10),)), {"s0": policy}), 0)
+    for policy in (
+        {"pinnedTools": [_S0[0]], "deniedTools": [_S0[0]]},
+        {"mode": "all", "pinnedTools": [_S0[0], _S0[1]], "deniedTools": [_S0[1]]},
+        {"mode": "allowlist", "allowedTools": _S0[:3], "pinnedTools": [_S0[2]], "deniedTools": [_S0[2]]},
+        {"mode": "auto", "allowedTools": _S0[:4], "pinnedTools": [_S0[3]], "deniedTools": [_S0[3]]},
+    )
+]
+
+
+_F = TypeVar("_F", bound=Callable[..., None])
+
+
+def with_examples(cases: list[tuple[Any, int]]) -> Callable[[_F], _F]:
+    """Decorate a ``(fleet, base_count)`` property with each case as an explicit example."""
+
+    def decorate(test: _F) -> _F:
+        for fleet, base_count in reversed(cases):
+            test = example(fleet=fleet, base_count=base_count)(test)
+        return test
+
+    return decorate
 
 
 def observe(sut: Sut, fleets: Any, spec: Any, policies: Any, base_count: int) -> tuple[Any, Any, dict[str, Any]]:
@@ -90,6 +139,7 @@ def _short(case: dict[str, Any]) -> dict[str, Any]:
 @clause("BUD-1")
 @examples(12)
 @given(FLEETS, BASES)
+@with_examples(FULL_FIRST_ROUNDS)
 def test_first_request_carries_at_most_96_definitions(sut: Sut, fleets: Any, fleet: Any, base_count: int) -> None:
     spec, policies = fleet
     model, got, case = observe(sut, fleets, spec, policies, base_count)
@@ -129,6 +179,7 @@ def test_required_tools_all_present_or_selection_error(sut: Sut, fleets: Any, fl
 @clause("POL-1", "POL-2", "POL-3", "POL-4", "POL-5")
 @examples(15)
 @given(FLEETS, BASES)
+@with_examples(PINNED_AND_DENIED)
 def test_only_eligible_tools_are_active(sut: Sut, fleets: Any, fleet: Any, base_count: int) -> None:
     spec, policies = fleet
     model, got, case = observe(sut, fleets, spec, policies, base_count)
@@ -167,6 +218,7 @@ def test_only_eligible_tools_are_active(sut: Sut, fleets: Any, fleet: Any, base_
 @clause("SEL-1", "SEL-2")
 @examples(15)
 @given(FLEETS, BASES)
+@with_examples(OVER_FAIRNESS_CAP + FULL_FIRST_ROUNDS)
 def test_first_round_fills_to_the_policy_determined_count(sut: Sut, fleets: Any, fleet: Any, base_count: int) -> None:
     spec, policies = fleet
     model, got, case = observe(sut, fleets, spec, policies, base_count)

@@ -1,5 +1,6 @@
-"""The execution gate, discovery argument checks, configuration/selection/connection
-errors, and connection cleanup (checked with stdio servers, whose processes the ledger sees)."""
+"""The execution gate and its refusals, discovery argument checks, configuration/selection/
+connection errors and their messages, malformed tool definitions, and connection cleanup
+(checked with stdio servers, whose processes the ledger sees)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from conformance.suite._model import (
     mcp_definitions,
     names,
     open_params,
+    result_text,
     run,
 )
 from mock_servers import Faults, FleetSpec, ServerSpec, ToolSpec, example_arguments
@@ -391,3 +393,131 @@ def test_close_leaves_no_server_process(sut: Sut, fleets: Any) -> None:
                 observed=alive or served.ledger().sessions_open(),
                 case=served.describe(),
             )
+
+
+MALFORMED = {
+    "schema-not-object-type": (Faults(schema_not_object=1), ()),
+    "missing-name": (Faults(missing_name=1), ()),
+    "schema-a-list": (Faults(), (ToolSpec(name="odd_schema", description="Odd.", input_schema=cast(Any, ["x"])),)),
+    "schema-a-string": (Faults(), (ToolSpec(name="odd_schema", description="Odd.", input_schema=cast(Any, "object")),)),
+}
+
+
+@clause("ERR-8")
+@pytest.mark.parametrize("name", sorted(MALFORMED))
+def test_a_malformed_tool_definition_never_reaches_the_model(sut: Sut, fleets: Any, name: str) -> None:
+    faults, extra = MALFORMED[name]
+    spec = FleetSpec(
+        servers=(
+            ServerSpec(id="fine", tool_count=3),
+            ServerSpec(id="rawsrv", tool_count=4, raw=True, faults=faults, tools=extra),
+        ),
+        seed=4,
+    )
+    policies = {"fine": {"mode": "all"}, "rawsrv": {"mode": "all"}}
+    with fleets.serve(spec, policies) as served:
+        case = served.describe()
+        well_formed = {
+            f"rawsrv__{t['name']}"
+            for t in served.tools["rawsrv"]
+            if isinstance(t.get("name"), str)
+            and isinstance(t.get("inputSchema"), dict)
+            and t["inputSchema"].get("type") == "object"
+        }
+
+        async def body() -> list[dict[str, Any]] | OutcomeError:
+            try:
+                async with sut.open(open_params(served.servers)) as r:
+                    return await r.definitions()
+            except OutcomeError as exc:
+                return exc
+
+        got = run(body())
+    if isinstance(got, OutcomeError):
+        if "rawsrv" not in got.message:
+            raise fail(
+                ("ERR-8",),
+                "the run failed over a malformed tool definition without naming the server",
+                expected="an error naming 'rawsrv'",
+                observed=str(got),
+                case=case,
+            )
+        return
+    raw = [d for d in got if d["name"].startswith("rawsrv__")]
+    bad = [
+        d["name"]
+        for d in raw
+        if d["name"] not in well_formed
+        or not isinstance(d.get("inputSchema"), dict)
+        or d["inputSchema"].get("type") != "object"
+    ]
+    if bad:
+        raise fail(
+            ("ERR-8",),
+            "a malformed tool definition reached the model",
+            expected=sorted(well_formed),
+            observed=bad,
+            case=case,
+        )
+
+
+@clause("GATE-2")
+def test_refusing_an_inactive_tool_points_to_discovery(sut: Sut, fleets: Any) -> None:
+    spec = FleetSpec(servers=(ServerSpec(id="s0", tool_count=30),), seed=6)
+    with fleets.serve(spec) as served:
+        case = served.describe()
+        cat = catalog(served.tools)
+
+        async def body() -> tuple[str, dict[str, Any]]:
+            async with sut.open(open_params(served.servers)) as r:
+                active = names(await r.definitions())
+                inactive = sorted(set(cat) - set(active))[0]
+                return inactive, await r.call(inactive, example_arguments(cat[inactive][1]))
+
+        inactive, result = run(body())
+    if result["isError"] and DISCOVERY not in result_text(result):
+        raise fail(
+            ("GATE-2",),
+            "the refusal of an inactive tool does not tell the agent to use the discovery tool",
+            expected=f"a message mentioning {DISCOVERY}",
+            observed={"tool": inactive, "result": result},
+            case=case,
+        )
+
+
+ERROR_MESSAGES = {
+    "bad-server-id": ("config_error", {"id": "s.0"}, ["s.0"]),
+    "max-active-out-of-range": ("config_error", {"policy": {"maxActiveTools": 97}}, ["maxActiveTools", "97"]),
+    "unknown-mode": ("config_error", {"policy": {"mode": "some"}}, ["mode", "some"]),
+    "unknown-side-effects": ("config_error", {"policy": {"sideEffects": "never"}}, ["sideEffects", "never"]),
+    "required-over-max-active": ("selection_error", {"policy": {"mode": "all", "maxActiveTools": 2}}, ["bigsrv"]),
+}
+
+
+@clause("ERR-9")
+@pytest.mark.parametrize("name", sorted(ERROR_MESSAGES))
+def test_error_messages_name_what_was_wrong(sut: Sut, fleets: Any, name: str) -> None:
+    kind, change, words = ERROR_MESSAGES[name]
+    with fleets.serve(FleetSpec(servers=(ServerSpec(id="bigsrv", tool_count=6),), seed=0)) as served:
+        params = open_params([served.servers[0] | change])
+
+        async def body() -> OutcomeError | None:
+            try:
+                async with sut.open(params):
+                    return None
+            except OutcomeError as exc:
+                return exc
+
+        got = run(body())
+    if got is None or got.kind != kind:
+        # Whether it must fail is ERR-1 / ERR-3; here only the words are judged.
+        pytest.skip(f"the run did not fail with {kind} ({got}); ERR-1 and ERR-3 judge that")
+    missing = [w for w in words if w not in got.message]
+    if missing:
+        raise fail(
+            ("ERR-9",),
+            "the error message does not name what was wrong",
+            expected=f"a message naming {words}",
+            observed=got.message,
+            case=params,
+        )

@@ -1,5 +1,6 @@
 """The lexical ranker, observed through discovery: with 95 base tools the first round has
-no room, so a discovery call with ``limit`` 1 activates exactly the top-ranked candidate."""
+no room, so a discovery call with ``limit`` 1 activates exactly the top-ranked candidate.
+And the first round's one global ranking (SEL-5), observed under a tight capacity."""
 
 from __future__ import annotations
 
@@ -86,5 +87,78 @@ def test_discovery_without_relevance_activates_nothing(sut: Sut, fleets: Any) ->
             "discovery activated tools with no relevance signal from the query",
             expected=[],
             observed=got,
+            case=case,
+        )
+
+
+def _first_round(
+    sut: Sut, fleets: Any, servers: dict[str, list[ToolSpec]], policies: dict[str, Any], base: int, user: str
+) -> tuple[set[str], Any]:
+    spec = FleetSpec(servers=tuple(ServerSpec(id=sid, tool_count=0, tools=tuple(ts)) for sid, ts in servers.items()))
+    with fleets.serve(spec, policies) as served:
+
+        async def body() -> list[str]:
+            async with sut.open(open_params(served.servers, base_tools(base), user)) as r:
+                return [d["name"] for d in await r.definitions()]
+
+        got = run(body())
+        case = served.describe() | {"userMessage": user, "baseTools": base}
+    return {n for n in got if "__" in n}, case
+
+
+_WIDGETS = [_tool(f"widget_{c}") for c in "abcdefghijklmn"]  # 14 tools that all score on "widget"
+FIRST_ROUND_CASES = {
+    # capacity 3; s0 may take one tool (maxActiveTools 1): the walk skips its second
+    # widget and takes s1's, then the best zero-score tool by qualified name.
+    "server-cap-skips": (
+        {
+            "s0": [_tool("widget_alpha"), _tool("widget_beta"), _tool("plain_x")],
+            "s1": [_tool("widget_gamma"), _tool("plain_z"), _tool("plain_y")],
+        },
+        {"s0": {"maxActiveTools": 1}},
+        92,
+        "widget",
+        {"s0__widget_alpha", "s1__widget_gamma", "s1__plain_y"},
+    ),
+    # capacity 2: the scorer's winner, then the tie broken by qualified name, not by
+    # the servers' order.
+    "score-then-name": (
+        {"zz": [_tool("report_a")], "aa": [_tool("report_b")], "mm": [_tool("deploy_c")]},
+        {},
+        93,
+        "deploy",
+        {"mm__deploy_c", "aa__report_b"},
+    ),
+    # capacity 15: s0's 14 matching tools stop at the first-round cap of 12 (the first
+    # 12 by name), and the walk goes on to s1's tools, which score nothing.
+    "fairness-cap-in-the-walk": (
+        {"s0": _WIDGETS, "s1": [_tool("other_1"), _tool("other_2"), _tool("other_3")]},
+        {},
+        80,
+        "widget",
+        {f"s0__widget_{c}" for c in "abcdefghijkl"} | {"s1__other_1", "s1__other_2", "s1__other_3"},
+    ),
+    # capacity 4: read intent lifts the read tools over the write tools of equal words.
+    "read-intent": (
+        {"s0": [_tool("create_note"), _tool("delete_note"), _tool("list_note"), _tool("get_note"), _tool("view_x")]},
+        {},
+        91,
+        "show note",
+        {"s0__list_note", "s0__get_note", "s0__view_x", "s0__create_note"},
+    ),
+}
+
+
+@clause("SEL-5")
+@pytest.mark.parametrize("name", sorted(FIRST_ROUND_CASES))
+def test_first_round_walks_one_global_ranking(sut: Sut, fleets: Any, name: str) -> None:
+    servers, policies, base, user, expected = FIRST_ROUND_CASES[name]
+    got, case = _first_round(sut, fleets, servers, policies, base, user)
+    if got != expected:
+        raise fail(
+            ("SEL-5",),
+            "the first round did not take the tools one global ranking gives",
+            expected=sorted(expected),
+            observed=sorted(got),
             case=case,
         )

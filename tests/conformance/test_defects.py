@@ -22,10 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from conformance.suite._model import NO_SHRINK_ENV
 from tests.conformance.defects import DEFECTS
-
-# Not yet reliable: the runs are slow and some defects are not caught on their clause yet.
-pytestmark = pytest.mark.skip(reason="defect self-tests not finished (issue 4)")
 
 ROOT = Path(__file__).resolve().parents[2]
 # Generous: a run that hangs is a bug of the suite, reported as such rather than waited for.
@@ -63,7 +61,13 @@ def run_suite(sut_cmd: list[str], clauses: list[str], tmp_path: Path) -> Outcome
     for clause_id in clauses:
         argv += ["--clause", clause_id]
     argv += ["-p", "no:cacheprovider", "-p", "no:xdist", "-q", f"--junitxml={junit}", "-o", "junit_family=xunit1"]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        # Only whether (and on which clause) a property fails matters here, not its
+        # shrunk counterexample: report the first failing example at once.
+        NO_SHRINK_ENV: "1",
+    }
     env.pop("PYTEST_ADDOPTS", None)
     env.pop("PYTEST_XDIST_WORKER", None)
     proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT, check=False)
