@@ -8,18 +8,32 @@ and an entry for a clause that is tested (or unknown) is stale.
 from __future__ import annotations
 
 import importlib
+import json
 import pkgutil
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
-from typing import Final
+from typing import Any, Final
 
 import pytest
 
 from conformance import suite
 from conformance._clauses import load_clauses
 
-__all__ = ["PENDING", "UNTESTED", "ManifestEntry", "citations", "manifest"]
+__all__ = [
+    "MANIFEST_PATH",
+    "PENDING",
+    "UNTESTED",
+    "ManifestEntry",
+    "citations",
+    "manifest",
+    "manifest_document",
+    "render_manifest",
+]
+
+#: The generated, committed manifest: ``mcp-conformance manifest --write`` rewrites it.
+MANIFEST_PATH: Final = Path(__file__).with_name("manifest.json")
 
 #: Clauses no test can check through the adapter interface, each with the reason.
 UNTESTED: Final[Mapping[str, str]] = {
@@ -31,7 +45,7 @@ UNTESTED: Final[Mapping[str, str]] = {
 
 #: Testable clauses the suite does not check yet. A certificate counts them as gaps: it
 #: gives no verdict while any remains.
-PENDING: Final[frozenset[str]] = frozenset({"CAT-5", "POL-8", "POL-9", "ERR-8", "SEL-5", "DSC-3", "ERR-9", "GATE-2"})
+PENDING: Final[frozenset[str]] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,3 +95,28 @@ def manifest() -> list[ManifestEntry]:
         )
         for clause in load_clauses().values()
     ]
+
+
+def manifest_document() -> dict[str, Any]:
+    """The manifest as JSON: clause -> level, profile, and its tests, or why it has none."""
+    clauses: dict[str, Any] = {}
+    for entry in manifest():
+        row: dict[str, Any] = {"level": entry.level, "profile": entry.profile}
+        if entry.tests:
+            row["tests"] = list(entry.tests)
+        elif entry.untested_reason is not None:
+            row["untested"] = entry.untested_reason
+        elif entry.clause in PENDING:
+            row["pending"] = "testable; the suite has no test for it yet"
+        else:
+            row["gap"] = "no test, no reason in UNTESTED and not PENDING"
+        clauses[entry.clause] = row
+    return {
+        "about": "Generated from conformance/SPEC.md and the suite by `mcp-conformance manifest --write`; do not edit.",
+        "clauses": clauses,
+    }
+
+
+def render_manifest() -> str:
+    """The text of ``manifest.json`` as generated now (stable: same inputs, same bytes)."""
+    return json.dumps(manifest_document(), indent=2, ensure_ascii=False) + "\n"

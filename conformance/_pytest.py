@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import os
 import shlex
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Coroutine, Generator, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final, TypeVar
 
 import pytest
@@ -19,12 +22,12 @@ import pytest_asyncio
 
 from conformance._clauses import Profile, profile_of
 from conformance._driver import DriverSut
-from conformance._errors import ConformanceError, Nonconformance, OutcomeError
+from conformance._errors import ConformanceError, Nonconformance, OutcomeError, SutMisbehaved
 from conformance._loading import driver_argv, load_sut
 from conformance._sut import Implementation, Sut
 from conformance.plugin import SESSION_KEY
 
-__all__ = ["CLAUSES_KEY", "Settings", "SutSession", "clauses_of"]
+__all__ = ["CLAUSES_KEY", "Settings", "SutSession", "clauses_of", "finding_record"]
 
 _T = TypeVar("_T")
 
@@ -141,6 +144,7 @@ def _is_xdist_controller(config: pytest.Config) -> bool:
 def pytest_sessionstart(session: pytest.Session) -> None:
     state = _session(session.config)
     state.start()
+    _write_record(session.config, _session_record(state))
     if _is_xdist_controller(session.config):
         # The controller runs no test: it only needed the answer for the header.
         state.close()
@@ -164,6 +168,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         reason = state.not_applicable(profile)
         if reason is not None:
             item.add_marker(pytest.mark.skip(reason=reason))
+    examples = config.getoption("conformance_examples", None)
+    if isinstance(examples, str) and examples.strip():
+        _use_example_database(items, Path(examples))
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -183,3 +190,135 @@ async def _mcp_conformance_close_runs(request: pytest.FixtureRequest) -> AsyncIt
     front = _session(request.config).front
     if front is not None and front.open_runs:
         await front.close_open_runs()
+
+
+# --- Structured results for certificates (``--conformance-report``) and exact replay
+# (``--conformance-examples``).
+
+#: How much of a failure's text a result line keeps.
+_TEXT_LIMIT: Final = 12_000
+
+
+def _report_path(config: pytest.Config) -> Path | None:
+    value = config.getoption("conformance_report", None)
+    if not isinstance(value, str) or not value.strip():
+        return None
+    worker = getattr(config, "workerinput", {}).get("workerid")
+    return Path(f"{value}.{worker}") if worker else Path(value)
+
+
+def _write_record(config: pytest.Config, record: dict[str, Any]) -> None:
+    path = _report_path(config)
+    if path is None:
+        return
+    line = json.dumps(record, ensure_ascii=False, sort_keys=True, default=repr) + "\n"
+    with path.open("a", encoding="utf-8") as out:
+        out.write(line)
+
+
+def _session_record(state: SutSession) -> dict[str, Any]:
+    impl = state.implementation
+    return {
+        "record": "session",
+        "pid": os.getpid(),
+        "sut": state.settings.describe,
+        "implementation": None
+        if impl is None
+        else {"name": impl.name, "version": impl.version, "profiles": list(impl.profiles)},
+        "profiles_under_test": sorted(state.profiles),
+        "profile_option": state.settings.profile,
+        "timeout": state.settings.timeout,
+    }
+
+
+def _use_example_database(items: list[pytest.Item], directory: Path) -> None:
+    """Give every Hypothesis test of the session an example database in ``directory``.
+
+    The suite's own settings say ``database=None`` (nothing is written unless asked); here
+    it is asked, so each property saves its failing (shrunk) example and replays the saved
+    ones first on the next run. Hypothesis reads these settings when the test is called.
+    """
+    from hypothesis import settings
+    from hypothesis.database import DirectoryBasedExampleDatabase
+
+    directory.mkdir(parents=True, exist_ok=True)
+    database = DirectoryBasedExampleDatabase(str(directory))
+    for item in items:
+        test: object = getattr(item, "obj", None)
+        if not getattr(test, "is_hypothesis_test", False) or getattr(test, "_mcp_conformance_examples", None):
+            continue
+        current = getattr(test, "_hypothesis_internal_use_settings", None) or settings.default
+        setattr(test, "_hypothesis_internal_use_settings", settings(current, database=database))  # noqa: B010
+        setattr(test, "_mcp_conformance_examples", str(directory))  # noqa: B010
+
+
+def _exceptions(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and, for an exception group (Hypothesis reporting several bugs), its members."""
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            yield from _exceptions(inner)
+    else:
+        yield exc
+
+
+def _jsonable(value: object) -> Any:
+    return json.loads(json.dumps(value, ensure_ascii=False, sort_keys=True, default=repr))
+
+
+def finding_record(exc: Nonconformance) -> dict[str, Any]:
+    """The fields of a finding, as JSON values (what is not JSON becomes its ``repr``)."""
+    return {
+        "clauses": list(exc.clauses),
+        "message": exc.message,
+        "expected": _jsonable(exc.expected),
+        "observed": _jsonable(exc.observed),
+        "case": _jsonable(exc.case),
+        "stderr_tail": exc.stderr_tail if isinstance(exc, SutMisbehaved) else "",
+        "misbehaved": isinstance(exc, SutMisbehaved),
+        "notes": [str(note) for note in getattr(exc, "__notes__", ())],
+        "text": str(exc)[:_TEXT_LIMIT],
+    }
+
+
+def _test_record(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport) -> dict[str, Any]:
+    cited: tuple[str, ...] = item.stash[CLAUSES_KEY] if CLAUSES_KEY in item.stash else clauses_of(item)
+    record: dict[str, Any] = {
+        "record": "test",
+        "nodeid": item.nodeid,
+        "path": str(item.path),
+        "name": item.name,
+        "clauses": list(cited),
+        "when": report.when,
+        "outcome": report.outcome,
+        "duration": round(report.duration, 3),
+        "kind": "pass",
+        "message": "",
+        "findings": [],
+    }
+    if report.skipped:
+        longrepr = report.longrepr
+        record["kind"] = "skip"
+        record["message"] = str(longrepr[2]) if isinstance(longrepr, tuple) else str(longrepr)
+        return record
+    if not report.failed:
+        return record
+    record["message"] = report.longreprtext[-_TEXT_LIMIT:]
+    exc = call.excinfo.value if call.excinfo is not None else None
+    members = list(_exceptions(exc)) if exc is not None else []
+    record["findings"] = [finding_record(e) for e in members if isinstance(e, Nonconformance)]
+    record["exception"] = type(exc).__name__ if exc is not None else None
+    # A finding is an assertion (or a refusal the test did not expect) raised by the test
+    # itself; anything else, or a failure in setup or teardown, is the suite breaking.
+    is_finding = report.when == "call" and all(isinstance(e, AssertionError | OutcomeError) for e in members)
+    record["kind"] = "finding" if is_finding and members else "error"
+    return record
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if _report_path(item.config) is not None and (report.when == "call" or not report.passed):
+        _write_record(item.config, _test_record(item, call, report))
+    return report

@@ -47,6 +47,15 @@ HELP_CLAUSE: Final = (
     "run only the tests that cite this clause id (repeatable: tests citing any of the given "
     "ids run, every other collected test is deselected)"
 )
+HELP_REPORT: Final = (
+    "append one JSON line per test result (clauses cited, outcome, and the fields of every "
+    "Nonconformance: clauses, message, expected, observed, case) to PATH; xdist workers "
+    "write PATH.<worker id>; mcp-conformance certify reads these files"
+)
+HELP_EXAMPLES: Final = (
+    "save the failing examples of property tests to DIR (a Hypothesis example database) and "
+    "replay the examples saved there first, so a failure found once is reproduced exactly"
+)
 HELP_TIMEOUT: Final = f"seconds each call to the SUT may take before it counts as hung (default {DEFAULT_TIMEOUT:g})"
 NO_SUT: Final = "no system under test: run pytest with --sut MODULE:FACTORY or --sut-cmd COMMAND"
 
@@ -60,6 +69,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--profile", dest="conformance_profile", choices=PROFILE_CHOICES, help=HELP_PROFILE)
     group.addoption("--sut-timeout", dest="conformance_sut_timeout", metavar="SECONDS", help=HELP_TIMEOUT)
     group.addoption("--clause", dest="conformance_clauses", action="append", default=[], metavar="ID", help=HELP_CLAUSE)
+    group.addoption("--conformance-report", dest="conformance_report", metavar="PATH", help=HELP_REPORT)
+    group.addoption("--conformance-examples", dest="conformance_examples", metavar="DIR", help=HELP_EXAMPLES)
     parser.addini("conformance_sut", HELP_SUT)
     parser.addini("conformance_sut_cmd", HELP_SUT_CMD)
     parser.addini("conformance_profile", HELP_PROFILE)
