@@ -6,6 +6,7 @@ import argparse
 import time
 from pathlib import Path
 
+from ._fleet import run_fleet
 from ._quality import run_quality
 from ._report import Table, machine
 from ._scale import run_scale
@@ -15,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
-    parser.add_argument("--smoke", action="store_true", help="a seconds-long run on small catalogs (for CI)")
+    parser.add_argument("--smoke", action="store_true", help="a seconds-long run on small catalogs and fleets (for CI)")
     parser.add_argument("--suite-cost", action="store_true", help="also time the conformance suite (minutes)")
     parser.add_argument("--no-libraries", action="store_true", help="skip rank_bm25 and bm25s even if installed")
     parser.add_argument("--output", type=Path, default=ROOT / "BENCHMARKS.md", help="where to write the tables")
@@ -27,6 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     sections.append(("Selection and discovery at scale", run_scale(args.smoke, libraries=not args.no_libraries)))
     print("selection quality …", flush=True)
     sections.append(("Selection quality", run_quality(args.smoke)))
+    print("fleet throughput …", flush=True)
+    sections.append(("Fleet throughput", run_fleet(args.smoke)))
     if args.suite_cost:
         from ._suite import run_suite_cost
 

@@ -18,10 +18,12 @@ def test_the_smoke_run_completes_and_writes_every_table(tmp_path: Path) -> None:
         "### Selection and discovery",
         "### Selection quality",
         "### Held-out recall after one discovery call",
+        "### Fleet throughput",
     ):
         assert title in text
     assert "| lexical | held-out |" in text
     assert "| bm25 | held-out |" in text
+    assert "| HTTP: list every tool of every server |" in text
 
 
 def test_the_task_set_labels_real_tools_and_splits_into_two_halves() -> None:
