@@ -3,16 +3,18 @@
 The catalog's words are indexed once when the run opens. A query then touches only the
 tools that share a word, an alias target or a server id with it; every other tool keeps
 the score it has from the system prompt and its annotations alone, and those tools are
-pre-sorted once per run. So neither the first round nor a discovery call rescans the text
-of every tool.
+pre-sorted once per run. Rankings are produced lazily, best first, so neither the first
+round nor a discovery call rescans the text of every tool or sorts what it does not take.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from heapq import heapify, heappop, merge
+from dataclasses import dataclass
+from heapq import heapify, heappop, heappush, heapreplace
+from itertools import chain
 from typing import Protocol
 
 __all__ = [
@@ -144,63 +146,121 @@ class Ranker(Protocol):
     def index(self, tools: Sequence[ToolDoc], system_prompt: str) -> RankingIndex: ...
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class _Query:
-    """What a query does to the tools it touches."""
+    """What a query is made of: its words and the triggers it fires."""
 
     source: str
     text: str
-    hits: dict[int, list[str]] = field(default_factory=dict)
-    servers: frozenset[str] = frozenset()
-    aliases: dict[int, list[str]] = field(default_factory=dict)
-    read_intent: bool = False
+    words: frozenset[str]
+    servers: frozenset[str]
+    aliases: tuple[tuple[str, str], ...]  # (trigger, target) of each alias that fires, in ALIASES order
+    read_intent: bool
 
 
 class LexicalIndex:
-    """The specification's lexical scorer over an inverted index of one run's catalog."""
+    """The specification's lexical scorer over an inverted index of one run's catalog.
+
+    Tools are grouped by what the words of a query can see of them: the set of their words
+    and the alias targets their name contains. Every tool of a group gains the same from a
+    query's words and aliases, so a query scores groups, not tools, and only the groups
+    its words or aliases touch. Within a group, tools are pre-sorted once per run by their
+    static score (system prompt words, system server, readOnly), with and without the
+    read-intent adjustment of their name's shape. A ranking is then a lazy k-way merge of
+    the touched groups, the tools of the servers the query names (scored one by one) and,
+    for ``order``, the pre-sorted stream of every tool: each step costs a heap operation,
+    so a consumer that stops early pays for what it takes, plus one pass over the touched
+    groups. Catalogs that repeat tools across servers have far fewer groups than tools.
+    """
 
     def __init__(self, tools: Sequence[ToolDoc], system_prompt: str) -> None:
         self.tools = tuple(tools)
         self._last: _Query | None = None
-        self._postings: dict[str, list[int]] = {}
-        self._by_server: dict[str, list[int]] = {}
+        self._qname = [tool.qualified_name for tool in self.tools]
+        self._server = [tool.server_id for tool in self.tools]
         self._name_lower = [tool.name.casefold() for tool in self.tools]
+        self._by_server: dict[str, list[int]] = {}
         self._read_shaped: set[int] = set()
         self._write_shaped: set[int] = set()
+        targets = tuple(dict.fromkeys(target for _, target in ALIASES))
+        # Groups: tools with the same words and the same alias targets in their name.
+        self._group_of: list[int] = []
+        self._group_words: list[frozenset[str]] = []
+        self._group_targets: list[tuple[str, ...]] = []
+        self._postings: dict[str, list[int]] = {}  # word -> groups whose tools have it
+        self._target_groups: dict[str, list[int]] = {target: [] for target in targets}
+        groups: dict[tuple[frozenset[str], tuple[str, ...]], int] = {}
         for i, tool in enumerate(self.tools):
-            for word in set(words(tool.name)) | set(words(tool.description)):
-                self._postings.setdefault(word, []).append(i)
-            self._by_server.setdefault(tool.server_id, []).append(i)
             name_words = set(words(tool.name))
+            key = (
+                frozenset(name_words.union(words(tool.description))),
+                tuple(t for t in targets if t in self._name_lower[i]),
+            )
+            g = groups.get(key)
+            if g is None:
+                g = groups[key] = len(self._group_words)
+                self._group_words.append(key[0])
+                self._group_targets.append(key[1])
+                for word in key[0]:
+                    self._postings.setdefault(word, []).append(g)
+                for target in key[1]:
+                    self._target_groups[target].append(g)
+            self._group_of.append(g)
+            self._by_server.setdefault(tool.server_id, []).append(i)
             if name_words & READ_VERBS:
                 self._read_shaped.add(i)
             if name_words & WRITE_VERBS:
                 self._write_shaped.add(i)
-        self._alias_targets: dict[str, list[int]] = {
-            target: [i for i, name in enumerate(self._name_lower) if target in name] for _, target in ALIASES
-        }
+        # Server ids are found in a query through their first word (see _named_servers).
+        self._server_keys: dict[str, list[str]] = {}
+        self._server_others: list[str] = []
+        for server_id in self._by_server:
+            first = _WORD.match(server_id.casefold())
+            if first is None:
+                self._server_others.append(server_id)
+            else:
+                self._server_keys.setdefault(first.group(), []).append(server_id)
         system = system_prompt.casefold()
-        self._system_words: dict[int, list[str]] = {}
-        for word in sorted(set(words(system))):
-            for i in self._postings.get(word, ()):
-                self._system_words.setdefault(i, []).append(word)
-        self._system_servers = frozenset(s for s in self._by_server if names_server(s, system))
+        system_words = frozenset(words(system))
+        self._group_system = [tuple(sorted(group & system_words)) for group in self._group_words]
+        self._system_servers = frozenset(
+            s for s in self._by_server if s.casefold() in system and names_server(s, system)
+        )
         self._static = [self._static_score(i) for i in range(len(self.tools))]
-        # A tool the query's words, aliases and server ids do not touch scores its static
-        # score plus a read-intent adjustment that depends only on the shape of its name.
-        # Pre-sorting each shape once per run makes a query's ranking a lazy merge.
-        self._shape_orders: dict[int, list[tuple[int, str, int]]] = {}
-        for i in sorted(range(len(self.tools)), key=lambda i: (-self._static[i], self.tools[i].qualified_name)):
-            entry = (-self._static[i], self.tools[i].qualified_name, i)
-            self._shape_orders.setdefault(self._intent(i), []).append(entry)
+        # Sort keys (lower is better) without and with read intent, the order of every
+        # tool under each, and each group's tools in that order.
+        plain = [-score for score in self._static]
+        read = [key - self._intent(i) for i, key in enumerate(plain)]
+        self._keys = (plain, read)
+        self._best = (min(plain, default=0), min(read, default=0))
+        self._ranked: tuple[list[int], list[int]] = (
+            sorted(range(len(self.tools)), key=lambda i: (plain[i], self._qname[i])),
+            sorted(range(len(self.tools)), key=lambda i: (read[i], self._qname[i])),
+        )
+        self._members: tuple[list[list[int]], list[list[int]]] = (
+            [[] for _ in self._group_words],
+            [[] for _ in self._group_words],
+        )
+        for ranked, members in zip(self._ranked, self._members, strict=True):
+            for i in ranked:
+                members[self._group_of[i]].append(i)
 
     def _static_score(self, i: int) -> int:
         tool = self.tools[i]
         return (
-            SYSTEM_WORD * len(self._system_words.get(i, ()))
+            SYSTEM_WORD * len(self._group_system[self._group_of[i]])
             + SYSTEM_SERVER * (tool.server_id in self._system_servers)
             + READ_ONLY * tool.read_only
         )
+
+    def _named_servers(self, text: str, query_words: frozenset[str]) -> frozenset[str]:
+        # An id that starts with a letter or digit can only be named where its first run of
+        # letters and digits is a whole word of the text (no letter or digit on either side
+        # of the id, and the run ends where the id does or at a separator), so only the
+        # servers keyed by the query's words need the exact check.
+        candidates = [s for word in query_words for s in self._server_keys.get(word, ())]
+        candidates += self._server_others
+        return frozenset(s for s in candidates if s.casefold() in text and names_server(s, text))
 
     def _parse(self, query: str) -> _Query:
         # Traces ask for many breakdowns of one query in a row.
@@ -208,61 +268,128 @@ class LexicalIndex:
             return self._last
         text = query.casefold()
         query_words = frozenset(words(text))
-        parsed = _Query(source=query, text=text)
-        for word in sorted(query_words):
-            for i in self._postings.get(word, ()):
-                parsed.hits.setdefault(i, []).append(word)
-        parsed.servers = frozenset(s for s in self._by_server if names_server(s, text))
-        for trigger, target in ALIASES:
-            if fires(trigger, text, query_words):
-                for i in self._alias_targets[target]:
-                    parsed.aliases.setdefault(i, []).append(trigger)
-        parsed.read_intent = any(fires(signal, text, query_words) for signal in READ_SIGNALS)
+        parsed = _Query(
+            source=query,
+            text=text,
+            words=query_words,
+            servers=self._named_servers(text, query_words),
+            aliases=tuple((trigger, target) for trigger, target in ALIASES if fires(trigger, text, query_words)),
+            read_intent=any(fires(signal, text, query_words) for signal in READ_SIGNALS),
+        )
         self._last = parsed
         return parsed
 
     def _intent(self, i: int) -> int:
         return READ_BONUS * (i in self._read_shaped) + WRITE_PENALTY * (i in self._write_shaped)
 
-    def _dynamic(self, i: int, q: _Query) -> int:
-        score = USER_WORD * len(q.hits.get(i, ())) + ALIAS * len(q.aliases.get(i, ()))
-        if self.tools[i].server_id in q.servers:
-            score += USER_SERVER
-        if q.read_intent:
-            score += self._intent(i)
-        return score
+    def _touched(self, q: _Query) -> dict[int, int]:
+        """The groups a query's words or aliases touch, with what each of their tools gains."""
+        postings = self._postings
+        hits = Counter(chain.from_iterable(postings[word] for word in q.words if word in postings))
+        gains = {g: USER_WORD * count for g, count in hits.items()}
+        for _, target in q.aliases:
+            for g in self._target_groups[target]:
+                gains[g] = gains.get(g, 0) + ALIAS
+        return gains
 
-    def _relevant(self, q: _Query) -> set[int]:
-        relevant = set(q.hits) | set(q.aliases)
-        for server in q.servers:
-            relevant.update(self._by_server[server])
-        return relevant
-
-    def _keyed(self, tools: set[int], q: _Query) -> list[tuple[int, str, int]]:
-        return [(-(self._static[i] + self._dynamic(i, q)), self.tools[i].qualified_name, i) for i in tools]
+    def _walk(self, query: str, everything: bool) -> Iterator[int]:
+        """Tools best first: touched ones and those of named servers, then (if asked) every other."""
+        q = self._parse(query)
+        mode = 1 if q.read_intent else 0
+        keys = self._keys[mode]
+        best = self._best[mode]
+        qname = self._qname
+        server = self._server
+        group_of = self._group_of
+        named = q.servers
+        members = self._members[mode]
+        gains = self._touched(q)
+        # Touched groups by gain, highest first. A group's tools have keys no better than
+        # ``best - gain``, so a level of groups joins the merge only once the best entry
+        # waiting is no better than that bound: most groups never do.
+        levels: dict[int, list[int]] = {}
+        for g, gain in gains.items():
+            levels.setdefault(gain, []).append(g)
+        order = sorted(levels, reverse=True)
+        # A heap entry is (key, qualified name, stream, position); each stream is a list of
+        # tools in key order, shifted by one gain. Keys and names tie only within a stream.
+        streams: list[list[int]] = []
+        shifts: list[int] = []
+        heap: list[tuple[int, str, int, int]] = []
+        # Tools of the servers the query names, scored one by one (stream -1).
+        for server_id in named:
+            for i in self._by_server[server_id]:
+                heap.append((keys[i] - gains.get(group_of[i], 0) - USER_SERVER, qname[i], -1, i))
+        # Every tool in static order (stream 0). Entries for tools scored otherwise are
+        # dropped when they surface: their key here is never better than their true key,
+        # so the merge stays ordered and this stream is only read as far as it is needed.
+        if everything and self.tools:
+            ranked = self._ranked[mode]
+            heap.append((keys[ranked[0]], qname[ranked[0]], 0, 0))
+        else:
+            ranked = []
+        streams.append(ranked)
+        shifts.append(0)
+        heapify(heap)
+        level = 0
+        while True:
+            while level < len(order) and (not heap or heap[0][0] >= best - order[level]):
+                gain = order[level]
+                level += 1
+                for g in levels[gain]:
+                    stream = members[g]
+                    pos = 0
+                    if named:
+                        while pos < len(stream) and server[stream[pos]] in named:
+                            pos += 1
+                        if pos == len(stream):
+                            continue
+                    i = stream[pos]
+                    heappush(heap, (keys[i] - gain, qname[i], len(streams), pos))
+                    streams.append(stream)
+                    shifts.append(gain)
+            if not heap:
+                return
+            _, _, sid, pos = heap[0]
+            if sid < 0:
+                heappop(heap)
+                yield pos
+                continue
+            stream = streams[sid]
+            i = stream[pos]
+            pos += 1
+            if sid == 0:
+                emit = group_of[i] not in gains and server[i] not in named
+            else:
+                emit = True
+                if named:
+                    while pos < len(stream) and server[stream[pos]] in named:
+                        pos += 1
+            if pos < len(stream):
+                j = stream[pos]
+                heapreplace(heap, (keys[j] - shifts[sid], qname[j], sid, pos))
+            else:
+                heappop(heap)
+            if emit:
+                yield i
 
     def order(self, query: str) -> Iterator[int]:
-        q = self._parse(query)
-        touched = self._relevant(q)
-        streams: list[Iterator[tuple[int, str, int]]] = [_drain(self._keyed(touched, q))]
-        for shape, entries in self._shape_orders.items():
-            streams.append(_shifted(entries, shape if q.read_intent else 0, touched))
-        return (i for _, _, i in merge(*streams))
+        return self._walk(query, everything=True)
 
     def matches(self, query: str) -> Iterator[int]:
-        q = self._parse(query)
-        return (i for _, _, i in _drain(self._keyed(self._relevant(q), q)))
+        return self._walk(query, everything=False)
 
     def breakdown(self, tool: int, query: str) -> ScoreBreakdown:
         q = self._parse(query)
         i = tool
+        g = self._group_of[i]
         return ScoreBreakdown(
-            user_words=tuple(q.hits.get(i, ())),
-            system_words=tuple(self._system_words.get(i, ())),
+            user_words=tuple(sorted(q.words & self._group_words[g])),
+            system_words=self._group_system[g],
             user_server=self.tools[i].server_id in q.servers,
             system_server=self.tools[i].server_id in self._system_servers,
             read_only=self.tools[i].read_only,
-            aliases=tuple(q.aliases.get(i, ())),
+            aliases=tuple(trigger for trigger, target in q.aliases if target in self._group_targets[g]),
             read_bonus=q.read_intent and i in self._read_shaped,
             write_penalty=q.read_intent and i in self._write_shaped,
         )
@@ -270,20 +397,14 @@ class LexicalIndex:
     def scores(self, query: str) -> Mapping[int, int]:
         """Total score of every tool for a query (for tests and traces, not the hot path)."""
         q = self._parse(query)
-        return {i: self._static[i] + self._dynamic(i, q) for i in range(len(self.tools))}
-
-
-def _shifted(entries: list[tuple[int, str, int]], shift: int, skip: set[int]) -> Iterator[tuple[int, str, int]]:
-    for score, name, i in entries:
-        if i not in skip:
-            yield score - shift, name, i
-
-
-def _drain(heap: list[tuple[int, str, int]]) -> Iterator[tuple[int, str, int]]:
-    """Yield a list's items in order, paying only for those actually taken."""
-    heapify(heap)
-    while heap:
-        yield heappop(heap)
+        gains = self._touched(q)
+        return {
+            i: self._static[i]
+            + gains.get(self._group_of[i], 0)
+            + USER_SERVER * (self._server[i] in q.servers)
+            + (self._intent(i) if q.read_intent else 0)
+            for i in range(len(self.tools))
+        }
 
 
 class LexicalRanker:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import islice
 
 from . import _trace
 from ._budgets import FAIRNESS_CAP, Budgets
@@ -65,17 +66,20 @@ def select_first_round(
         outcomes[i] = _trace.REQUIRED
     required_set = set(active)
     room: dict[str, int] = {}
+    # Eligible tools of a server not yet taken. A server is open while it has room and
+    # such tools; the count is only needed from the first tool the walk takes from the
+    # server on, so it is made then, and the cost of a walk does not grow with the catalog.
     left: dict[str, int] = {}
+    open_servers = 0
+    excluded, required_by, by_server = eligibility.excluded, eligibility.required, catalog.by_server
     for server_id in eligibility.auto_servers:
-        policy = policies[server_id]
-        cap = min(FAIRNESS_CAP, policy.max_active_tools)
-        room[server_id] = max(0, cap - len(eligibility.required[server_id]))
-        left[server_id] = sum(
-            1
-            for entry in catalog.by_server.get(server_id, ())
-            if eligibility.is_eligible(entry.index) and entry.index not in required_set
-        )
-    open_servers = sum(1 for s in room if room[s] > 0 and left[s] > 0)
+        cap = min(FAIRNESS_CAP, policies[server_id].max_active_tools) - len(required_by[server_id])
+        room[server_id] = cap if cap > 0 else 0
+        if cap > 0:
+            for entry in by_server.get(server_id, ()):
+                if entry.index not in excluded and entry.index not in required_set:
+                    open_servers += 1
+                    break
     slots = capacity - required_total
     tools = catalog.entries
     ranked = index.order(user_message) if slots > 0 and open_servers > 0 else iter(())
@@ -88,6 +92,10 @@ def select_first_round(
         if room[server_id] == 0:
             outcomes[i] = _trace.SERVER_CAP
             continue
+        if server_id not in left:
+            # Counting beyond the server's room changes nothing: it closes when either runs out.
+            takeable = (e for e in catalog.by_server[server_id] if _takeable(e.index, eligibility, required_set))
+            left[server_id] = sum(1 for _ in islice(takeable, room[server_id]))
         active.append(i)
         outcomes[i] = _trace.SELECTED
         slots -= 1
@@ -96,3 +104,7 @@ def select_first_round(
         if room[server_id] == 0 or left[server_id] == 0:
             open_servers -= 1
     return FirstRound(active=tuple(active), outcomes=outcomes)
+
+
+def _takeable(i: int, eligibility: Eligibility, required: set[int]) -> bool:
+    return eligibility.is_eligible(i) and i not in required

@@ -2,13 +2,33 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
+from itertools import islice
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from benchmarks._catalogs import build_run, fleet, listings
+from benchmarks._scale import LONG as LONG_MESSAGE
+from benchmarks._scale import SYSTEM as SYSTEM_PROMPT
 from reference_impl import LexicalIndex, LexicalRanker, ScoreBreakdown, ToolDoc, words
-from reference_impl._ranking import fires, names_server
+from reference_impl._ranking import (
+    ALIAS,
+    ALIASES,
+    READ_BONUS,
+    READ_ONLY,
+    READ_SIGNALS,
+    READ_VERBS,
+    SYSTEM_SERVER,
+    SYSTEM_WORD,
+    USER_SERVER,
+    USER_WORD,
+    WRITE_PENALTY,
+    WRITE_VERBS,
+    fires,
+    names_server,
+)
 
 # The catalog of most hand-computed examples, with the words of each tool (name + description):
 #   0 gh__list_pull_requests  {list, pull, requests, open}    readOnlyHint true
@@ -356,3 +376,150 @@ def test_the_indexed_ranking_equals_a_naive_full_sort_by_score_then_name(
             breakdown = index.breakdown(i, query)
             assert breakdown.total == naive[i][0]
             assert breakdown.relevant == naive[i][1]
+
+
+# Larger, skewed catalogs: few distinct descriptions, so many tools share every word of the
+# query and tie on everything but their static score and name; queries name servers too.
+
+_DESCRIPTIONS = st.sampled_from(
+    ["List the open pull requests", "Get the logs of a run", "Create an issue in the project", "the", "", "查看 日志"]
+)
+_skewed_tool = st.builds(
+    lambda server, parts, description, read_only, k: ToolDoc(
+        f"{server}__{'_'.join(parts)}_{k}", server, f"{'_'.join(parts)}_{k}", description, read_only
+    ),
+    st.sampled_from(_SERVERS),
+    st.lists(st.sampled_from(_NAME_PARTS), min_size=1, max_size=2),
+    _DESCRIPTIONS,
+    st.booleans(),
+    st.integers(0, 3),
+)
+_skewed_catalog = st.lists(_skewed_tool, min_size=10, max_size=60, unique_by=lambda t: t.qualified_name)
+_skewed_query = st.lists(
+    st.tuples(st.sampled_from([*_VOCABULARY, "the", "open", "a", "x-y", "linear", "gh"]), st.sampled_from([" ", ", "])),
+    max_size=8,
+).map(lambda parts: "".join(word + sep for word, sep in parts))
+
+
+@settings(max_examples=100, deadline=None, database=None)
+@given(tools=_skewed_catalog, system=_skewed_query, queries=st.lists(_skewed_query, min_size=1, max_size=3))
+def test_the_ranking_of_a_skewed_catalog_equals_a_naive_full_sort(
+    tools: list[ToolDoc], system: str, queries: list[str]
+) -> None:
+    index = LexicalIndex(tools, system)
+    for query in queries:
+        naive = {i: _naive(tool, query, system) for i, tool in enumerate(tools)}
+        expected = sorted(range(len(tools)), key=lambda i: (-naive[i][0], tools[i].qualified_name))
+        assert list(index.order(query)) == expected
+        assert list(index.matches(query)) == [i for i in expected if naive[i][1]]
+        # A consumer that stops early gets the same prefix.
+        assert list(islice(index.order(query), 5)) == expected[:5]
+
+
+def test_interleaved_rankings_of_different_queries_do_not_interfere() -> None:
+    index = _index()
+    first, second = index.order("Show me the open PR list"), index.matches("linear issues")
+    assert next(first) == 0
+    assert list(second) == [2, 3, 4]
+    assert list(first) == [2, 4, 1, 3]
+
+
+# The index against the algorithm it replaced, on a generated catalog with realistic word skew.
+
+
+class _TouchedSort:
+    """The previous algorithm: enumerate every tool a query touches, score it, sort them all."""
+
+    def __init__(self, tools: Sequence[ToolDoc], system_prompt: str) -> None:
+        self.tools = tools
+        self.postings: dict[str, list[int]] = {}
+        for i, tool in enumerate(tools):
+            for word in set(words(tool.name)) | set(words(tool.description)):
+                self.postings.setdefault(word, []).append(i)
+        system = system_prompt.casefold()
+        system_hits = Counter(i for word in set(words(system)) for i in self.postings.get(word, ()))
+        servers = {tool.server_id for tool in tools}
+        system_servers = {s for s in servers if names_server(s, system)}
+        self.static = [
+            SYSTEM_WORD * system_hits[i] + SYSTEM_SERVER * (t.server_id in system_servers) + READ_ONLY * t.read_only
+            for i, t in enumerate(tools)
+        ]
+        self.intent = []
+        for tool in tools:
+            name_words = set(words(tool.name))
+            self.intent.append(
+                READ_BONUS * bool(name_words & READ_VERBS) + WRITE_PENALTY * bool(name_words & WRITE_VERBS)
+            )
+
+    def rank(self, query: str) -> tuple[list[int], list[int]]:
+        text = query.casefold()
+        query_words = frozenset(words(text))
+        hits = Counter(i for word in query_words for i in self.postings.get(word, ()))
+        aliases = Counter(
+            i
+            for trigger, target in ALIASES
+            if fires(trigger, text, query_words)
+            for i, tool in enumerate(self.tools)
+            if target in tool.name.casefold()
+        )
+        named = {i for i, tool in enumerate(self.tools) if names_server(tool.server_id, text)}
+        read = any(fires(signal, text, query_words) for signal in READ_SIGNALS)
+        score = [
+            self.static[i]
+            + USER_WORD * hits[i]
+            + ALIAS * aliases[i]
+            + USER_SERVER * (i in named)
+            + (self.intent[i] if read else 0)
+            for i in range(len(self.tools))
+        ]
+        ranked = sorted(range(len(self.tools)), key=lambda i: (-score[i], self.tools[i].qualified_name))
+        return ranked, [i for i in ranked if hits[i] or aliases[i] or i in named]
+
+
+_GENERATED_QUERIES = [
+    "",
+    "the",
+    "list list LIST",
+    "show me the open pull requests and recent build failures",
+    "Show me the open PR list for the project",
+    "pr",
+    "create an issue for the failing build",
+    "delete the stale branches and merge the release pull request",
+    "search issues labelled bug in tracker-0001",
+    "find the recent deployments of cloud-0005",
+    "send a message to the incidents channel on chat-0004",
+    "what tables are in data-0003 and git-0000?",
+    "summary of the dashboards in mon-0009 and mon-0019",
+    "review the docs page about onboarding",
+    "summarize the project",
+    "download the logs of the last workflow run",
+    "get the calendar events for friday",
+    "update the milestone of the project",
+    "list the customers in the crm with open deals",
+    "open the browser and take a screenshot of the dashboard",
+    "列出最近的工单",
+    "查看合并请求",
+    "评审这个 PR",
+    "日志",
+    "查询 git-0010 的日志",
+    "最近 的 工单 和 合并请求",
+    "帮我创建一个日历事件",
+    "Straße ÄBC-12 x_y",
+    "git-0000 git-0010 tracker-0011 chat-0014",
+    "use wiki-0006 to read the page, then edit it",
+    LONG_MESSAGE,
+]
+
+
+def test_the_index_ranks_a_generated_catalog_like_the_algorithm_it_replaced() -> None:
+    tools = build_run(listings(fleet(2000, per_server=100))).docs
+    system = SYSTEM_PROMPT + " Prefer git-0010 and chat-0004 for anything urgent."
+    index, previous = LexicalIndex(tools, system), _TouchedSort(tools, system)
+    for query in _GENERATED_QUERIES:
+        order, matches = previous.rank(query)
+        assert list(index.order(query)) == order, query
+        assert list(index.matches(query)) == matches, query
+        assert list(islice(index.order(query), 100)) == order[:100], query
+        scores = index.scores(query)
+        for i in order[:20] + order[-5:]:
+            assert index.breakdown(i, query).total == scores[i], query
