@@ -43,11 +43,12 @@ SYSTEM = " ".join(
 )
 QUERIES = {"short": SHORT, "long": LONG}
 NOTE = (
-    "What bounds the gaps: a query costs the postings of its words, and common words (`list`, `the`, `ope"
-    "n`, `pull`) sit in a fixed share of all tools, so that cost grows linearly with the catalog; the lon"
-    "g message touches most of the catalog. `bm25s` scores with vectorised NumPy over a sparse matrix, wh"
-    "ich pure Python does not reach; the reference keeps the exact integer formula and tie order of the `"
-    "lexical` profile. A top-k bound (max-score pruning) over impact-ordered postings is the next step."
+    "What bounds the gaps: the index groups tools that share a word set, so a query costs the groups "
+    "its words touch, and the first round then walks a lazy merge only as far as selection takes it; "
+    "what still grows with the catalog is the number of distinct word sets a common word reaches and, "
+    "for servers named in the query, their tools. `bm25s` scores with vectorised NumPy over a sparse "
+    "matrix, which pure Python does not reach; the reference keeps the exact integer formula and tie "
+    "order of the `lexical` profile."
 )
 
 
