@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from mock_servers._errors import FleetArgumentError, FleetError, HostError, SpecError
 from mock_servers._generate import MCP_TOOL_NAME, PROVIDER_TOOL_NAME, example_arguments, generate_tools
-from mock_servers._ledger import OBSERVABILITY, Ledger, LedgerView, read_ledger
+from mock_servers._ledger import OBSERVABILITY, Ledger, LedgerView, read_ledger, wait_for_exits
 from mock_servers._server import build_server, call_digest, memory_server
 from mock_servers._spec import (
     AnnotationMix,
@@ -63,6 +63,7 @@ __all__ = [
     "Ledger",
     "LedgerView",
     "read_ledger",
+    "wait_for_exits",
     # Errors
     "FleetArgumentError",
     "FleetError",

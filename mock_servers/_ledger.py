@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import sys
 import threading
 import time
@@ -204,6 +205,32 @@ class LedgerView:
             counts = out.setdefault(e["server"] or "-", {})
             counts[e["event"]] = counts.get(e["event"], 0) + 1
         return out
+
+
+def _wait_for_pid(pid: int, timeout: float) -> None:
+    """Block until a process that is not our child exits, or the timeout passes."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # not Linux, or already gone
+        return
+    try:
+        # A pidfd becomes readable when its process terminates: no polling needed.
+        select.select([fd], [], [], max(0.0, timeout))
+    finally:
+        os.close(fd)
+
+
+def wait_for_exits(path: str | os.PathLike[str], timeout: float) -> LedgerView:
+    """Wait until every process the ledger saw start has exited, at most ``timeout`` seconds.
+
+    Returns the ledger as it reads afterwards; ``processes_alive()`` on it lists the
+    processes still running when time ran out.
+    """
+    deadline = time.monotonic() + timeout
+    view = read_ledger(path)
+    for event in view.processes_alive():
+        _wait_for_pid(int(event["pid"]), deadline - time.monotonic())
+    return read_ledger(path)
 
 
 def read_ledger(path: str | os.PathLike[str]) -> LedgerView:

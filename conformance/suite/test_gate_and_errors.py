@@ -4,7 +4,6 @@ connection errors and their messages, malformed tool definitions, and connection
 
 from __future__ import annotations
 
-import time
 from typing import Any, cast
 
 import pytest
@@ -22,7 +21,7 @@ from conformance.suite._model import (
     result_text,
     run,
 )
-from mock_servers import Faults, FleetSpec, ServerSpec, ToolSpec, example_arguments
+from mock_servers import Faults, FleetSpec, ServerSpec, ToolSpec, example_arguments, wait_for_exits
 from mock_servers.strategies import fleet_specs
 
 
@@ -297,12 +296,8 @@ def test_unreachable_server_is_a_connection_error(sut: Sut, fleets: Any, faults:
 
 
 def _wait_for_exit(served: Any, seconds: float = 8.0) -> list[dict[str, Any]]:
-    deadline = time.monotonic() + seconds
-    alive = served.ledger().processes_alive()
-    while alive and time.monotonic() < deadline:
-        time.sleep(0.1)
-        alive = served.ledger().processes_alive()
-    return list(alive)
+    # A server process may take a moment to exit after its stdin closes.
+    return list(wait_for_exits(served.ledger_path, seconds).processes_alive())
 
 
 STDIO_CASES = {

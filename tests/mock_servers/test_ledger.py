@@ -4,7 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mock_servers import Ledger, read_ledger
+from mock_servers import Ledger, read_ledger, wait_for_exits
 
 WRITER = """
 import sys
@@ -64,3 +64,29 @@ def test_the_summary_counts_events_per_server(tmp_path: Path) -> None:
     view = read_ledger(tmp_path / "ledger.jsonl")
     assert view.summary() == {"a": {"tools_listed": 2}, "-": {"fleet_added": 1}}
     assert view.listed_pages("a") == [0, 1]
+
+
+def test_wait_for_exits_returns_once_a_started_process_has_exited(tmp_path: Path) -> None:
+    ledger_path = tmp_path / "ledger.jsonl"
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    Ledger(ledger_path).record("process_started", None, pid=child.pid)
+    assert read_ledger(ledger_path).processes_alive()
+
+    assert child.stdin is not None
+    child.stdin.close()
+    view = wait_for_exits(ledger_path, timeout=10)
+
+    assert view.processes_alive() == []
+    child.wait()
+
+
+def test_wait_for_exits_gives_up_after_the_timeout_and_names_who_is_left(tmp_path: Path) -> None:
+    ledger_path = tmp_path / "ledger.jsonl"
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        Ledger(ledger_path).record("process_started", None, pid=child.pid)
+        view = wait_for_exits(ledger_path, timeout=0.2)
+        assert [event["pid"] for event in view.processes_alive()] == [child.pid]
+    finally:
+        child.kill()
+        child.communicate()
