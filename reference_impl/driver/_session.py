@@ -129,6 +129,9 @@ class ReferenceDriver:
         system_prompt = params.get("systemPrompt", "")
         if not isinstance(user_message, str) or not isinstance(system_prompt, str):
             raise _invalid("userMessage and systemPrompt must be strings")
+        list_timeout = params.get("listTimeoutSeconds", self.list_timeout)
+        if isinstance(list_timeout, bool) or not isinstance(list_timeout, int | float) or not list_timeout > 0:
+            raise _invalid(f"listTimeoutSeconds must be a positive number, got {list_timeout!r:.80}")
         ready: asyncio.Future[AdaptiveToolset] = asyncio.get_running_loop().create_future()
         stop = asyncio.Event()
 
@@ -140,7 +143,7 @@ class ReferenceDriver:
                     user_message=user_message,
                     system_prompt=system_prompt,
                     ranker=self.ranker,
-                    list_timeout=self.list_timeout,
+                    list_timeout=float(list_timeout),
                 ) as toolset:
                     ready.set_result(toolset)
                     await stop.wait()

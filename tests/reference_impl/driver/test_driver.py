@@ -198,6 +198,9 @@ def _stdio(**fields: Any) -> dict[str, Any]:
         ({"baseTools": [{"name": 3}]}, r"baseTools\[0\]\.name must be a string"),
         ({"userMessage": 3}, "userMessage and systemPrompt must be strings"),
         ({"systemPrompt": None}, "userMessage and systemPrompt must be strings"),
+        ({"listTimeoutSeconds": 0}, "listTimeoutSeconds must be a positive number, got 0"),
+        ({"listTimeoutSeconds": "5"}, "listTimeoutSeconds must be a positive number"),
+        ({"listTimeoutSeconds": True}, "listTimeoutSeconds must be a positive number"),
     ],
 )
 async def test_malformed_run_open_params_are_invalid_params(params: dict[str, Any], message: str) -> None:
