@@ -13,7 +13,7 @@ from ._report import Table, fmt_seconds
 ROOT = Path(__file__).resolve().parent.parent
 
 VARIANTS = (
-    ("in-process (`--sut-cmd reference`)", ["--sut-cmd", "reference"]),
+    ("in-process (`--sut reference`)", ["--sut", "reference"]),
     (
         "through the driver (`--sut-cmd 'python -m reference_impl.driver'`)",
         ["--sut-cmd", "python -m reference_impl.driver"],
