@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from conformance import OutcomeError, Run, Sut, clause
@@ -153,6 +153,15 @@ def explore(
         return trace
 
 
+def explored(sut: Sut, fleets: Any, fleet: Any, base_count: int, steps: Steps, then: Then | None = None) -> Trace:
+    """:func:`explore` for a property: an example whose run has no discovery to explore is
+    discarded, so that it counts neither as a pass nor against the example budget."""
+    trace = explore(sut, fleets, fleet[0], fleet[1], base_count, steps, then)
+    assume(trace is not None)
+    assert trace is not None
+    return trace
+
+
 def _sequence(test: Any) -> Any:
     """The shared strategy of the discovery-sequence properties."""
     return given(FLEETS, BASES, STEPS)(test)
@@ -164,9 +173,7 @@ def _sequence(test: Any) -> Any:
 def test_discovery_activates_only_candidates_within_its_limits(
     sut: Sut, fleets: Any, fleet: Any, base_count: int, steps: Steps
 ) -> None:
-    trace = explore(sut, fleets, fleet[0], fleet[1], base_count, steps)
-    if trace is None:
-        return
+    trace = explored(sut, fleets, fleet, base_count, steps)
     cat = trace.catalog
     for step in trace.steps:
         if step.result["isError"]:
@@ -219,9 +226,7 @@ def test_discovery_activates_only_candidates_within_its_limits(
 def test_discovery_result_reports_activated_tools_and_counts(
     sut: Sut, fleets: Any, fleet: Any, base_count: int, steps: Steps
 ) -> None:
-    trace = explore(sut, fleets, fleet[0], fleet[1], base_count, steps)
-    if trace is None:
-        return
+    trace = explored(sut, fleets, fleet, base_count, steps)
     cat = trace.catalog
     for step in trace.steps:
         if step.result["isError"]:
@@ -259,9 +264,7 @@ def test_discovery_result_reports_activated_tools_and_counts(
 def test_discovered_tools_are_in_every_later_definition_list(
     sut: Sut, fleets: Any, fleet: Any, base_count: int, steps: Steps
 ) -> None:
-    trace = explore(sut, fleets, fleet[0], fleet[1], base_count, steps)
-    if trace is None:
-        return
+    trace = explored(sut, fleets, fleet, base_count, steps)
     cat = trace.catalog
     shown = trace.mcp(trace.start)
     for step in trace.steps:
@@ -294,9 +297,7 @@ def test_discovered_tools_are_in_every_later_definition_list(
 @examples(8)
 @_sequence
 def test_definitions_never_grow_past_112(sut: Sut, fleets: Any, fleet: Any, base_count: int, steps: Steps) -> None:
-    trace = explore(sut, fleets, fleet[0], fleet[1], base_count, steps)
-    if trace is None:
-        return
+    trace = explored(sut, fleets, fleet, base_count, steps)
     for step in trace.steps:
         if len(step.definitions) > DYNAMIC:
             raise fail(
@@ -314,9 +315,7 @@ def test_definitions_never_grow_past_112(sut: Sut, fleets: Any, fleet: Any, base
 def test_no_server_passes_its_max_active_tools(
     sut: Sut, fleets: Any, fleet: Any, base_count: int, steps: Steps
 ) -> None:
-    trace = explore(sut, fleets, fleet[0], fleet[1], base_count, steps)
-    if trace is None:
-        return
+    trace = explored(sut, fleets, fleet, base_count, steps)
     _check_max_active(trace)
 
 
@@ -339,8 +338,8 @@ def _check_max_active(trace: Trace) -> None:
 @examples(6)
 @_sequence
 def test_discovery_never_calls_a_server_tool(sut: Sut, fleets: Any, fleet: Any, base_count: int, steps: Steps) -> None:
-    trace = explore(sut, fleets, fleet[0], fleet[1], base_count, steps)
-    if trace is not None and trace.calls:
+    trace = explored(sut, fleets, fleet, base_count, steps)
+    if trace.calls:
         raise fail(("DSC-9",), "discovery called a server tool", observed=trace.calls, case=trace.case)
 
 
@@ -358,9 +357,7 @@ async def _fill_request(r: Run, trace: Trace) -> tuple[int, list[dict[str, Any]]
 @examples(6)
 @_sequence
 def test_every_request_is_checked_against_128(sut: Sut, fleets: Any, fleet: Any, base_count: int, steps: Steps) -> None:
-    trace = explore(sut, fleets, fleet[0], fleet[1], base_count, steps, then=_fill_request)
-    if trace is None:
-        return
+    trace = explored(sut, fleets, fleet, base_count, steps, then=_fill_request)
     exact, over = trace.after
     if exact != REQUEST:
         raise fail(
@@ -403,9 +400,9 @@ async def _call_last_discovered(r: Run, trace: Trace) -> tuple[str, dict[str, An
 def test_a_discovered_tool_executes_with_its_arguments(
     sut: Sut, fleets: Any, fleet: Any, base_count: int, steps: Steps
 ) -> None:
-    trace = explore(sut, fleets, fleet[0], fleet[1], base_count, steps, then=_call_last_discovered)
-    if trace is None or trace.after is None:
-        return
+    trace = explored(sut, fleets, fleet, base_count, steps, then=_call_last_discovered)
+    assume(trace.after is not None)
+    assert trace.after is not None
     q, arguments, result = trace.after
     sid, tool = trace.catalog[q]
     calls = [c for c in trace.calls_after if c.get("server") == sid and c.get("name") == tool["name"]]

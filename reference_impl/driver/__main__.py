@@ -54,10 +54,7 @@ class Server:
         return await self.driver.call(params.get("runId"), params.get("name"), arguments)
 
     async def _request(self, params: Mapping[str, Any]) -> Any:
-        extra = params.get("extraTools") or []
-        if not isinstance(extra, list):
-            raise DriverError("invalid_params", f"extraTools must be a list, got {extra!r:.80}")
-        return {"tools": await self.driver.request(params.get("runId"), extra)}
+        return {"tools": await self.driver.request(params.get("runId"), params.get("extraTools"))}
 
     async def _close(self, params: Mapping[str, Any]) -> Any:
         await self.driver.close_run(params.get("runId"))

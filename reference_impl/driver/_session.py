@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -82,7 +82,7 @@ def parse_servers(servers: Any) -> list[ServerConfig]:
 def _tools(value: Any, where: str) -> list[dict[str, Any]]:
     if value is None:
         return []
-    if not isinstance(value, list) or not all(isinstance(t, Mapping) for t in value):
+    if not isinstance(value, list | tuple) or not all(isinstance(t, Mapping) for t in value):
         raise _invalid(f"{where} must be a list of tool definitions, got {value!r:.80}")
     for i, tool in enumerate(value):
         if not isinstance(tool.get("name"), str):
@@ -176,9 +176,9 @@ class ReferenceDriver:
             raise _invalid(f"name must be a string, got {name!r:.80}")
         return await run.toolset.call(name, arguments)
 
-    async def request(self, run_id: Any, extra_tools: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
-        run = self._run(run_id)
-        return assemble_request(run.toolset.request_definitions(), _tools(list(extra_tools), "extraTools"))
+    async def request(self, run_id: Any, extra_tools: Any = ()) -> list[dict[str, Any]]:
+        extra = _tools(extra_tools, "extraTools")
+        return assemble_request(self._run(run_id).toolset.request_definitions(), extra)
 
     async def close_run(self, run_id: Any) -> None:
         run = self._run(run_id)

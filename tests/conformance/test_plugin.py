@@ -8,54 +8,9 @@ from pathlib import Path
 import pytest
 
 from tests.conformance._procs import is_running
-from tests.conformance.conftest import FAKE_DRIVER, INI
+from tests.conformance.conftest import FAKE_DRIVER, FAKE_SUT, INI
 
 pytest_plugins = ["pytester"]
-
-FAKE_SUT = """
-from pathlib import Path
-
-
-class FakeSut:
-    def __init__(self, profiles):
-        self.profiles = list(profiles)
-        self.runs = 0
-
-    async def initialize(self):
-        return {"name": "fake-sut", "version": "9.9", "profiles": self.profiles}
-
-    async def open_run(self, params):
-        self.runs += 1
-        return f"run-{self.runs}"
-
-    async def definitions(self, run_id):
-        return []
-
-    async def call(self, run_id, name, arguments):
-        return {"content": [], "isError": True}
-
-    async def request(self, run_id, extra_tools=()):
-        return list(extra_tools)
-
-    async def close_run(self, run_id):
-        with Path("closed.log").open("a") as log:
-            log.write(run_id + "\\n")
-
-    async def aclose(self):
-        pass
-
-
-def core():
-    return FakeSut(["core"])
-
-
-def lexical():
-    return FakeSut(["core", "lexical"])
-
-
-def broken():
-    raise RuntimeError("cannot reach the toolset")
-"""
 
 PROFILE_TESTS = """
 from conformance import clause

@@ -4,37 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conformance.conftest import INI
+from tests.conformance.conftest import FAKE_SUT, INI
 
 pytest_plugins = ["pytester"]
-
-FAKE_SUT = """
-class FakeSut:
-    async def initialize(self):
-        return {"name": "fake-sut", "version": "1", "profiles": ["core", "lexical"]}
-
-    async def open_run(self, params):
-        return "run-1"
-
-    async def definitions(self, run_id):
-        return []
-
-    async def call(self, run_id, name, arguments):
-        return {"content": [], "isError": True}
-
-    async def request(self, run_id, extra_tools=()):
-        return list(extra_tools)
-
-    async def close_run(self, run_id):
-        pass
-
-    async def aclose(self):
-        pass
-
-
-def make():
-    return FakeSut()
-"""
 
 CITING_TESTS = """
 import pytest
@@ -72,14 +44,14 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
 
 
 def test_only_tests_citing_the_clause_run(project: pytest.Pytester) -> None:
-    result = project.runpytest("--sut", "fake_sut:make", "--clause", "BUD-1", "-v", "test_citing.py")
+    result = project.runpytest("--sut", "fake_sut:lexical", "--clause", "BUD-1", "-v", "test_citing.py")
 
     result.assert_outcomes(passed=1, deselected=4)
     result.stdout.fnmatch_lines(["*test_citing.py::test_budget PASSED*"])
 
 
 def test_a_clause_cited_among_others_selects_the_test(project: pytest.Pytester) -> None:
-    result = project.runpytest("--sut", "fake_sut:make", "--clause", "BUD-3", "-v", "test_citing.py")
+    result = project.runpytest("--sut", "fake_sut:lexical", "--clause", "BUD-3", "-v", "test_citing.py")
 
     result.assert_outcomes(passed=1, deselected=4)
     result.stdout.fnmatch_lines(["*test_citing.py::test_policy_and_request PASSED*"])
@@ -87,7 +59,7 @@ def test_a_clause_cited_among_others_selects_the_test(project: pytest.Pytester) 
 
 def test_the_option_repeats_and_keeps_every_parametrized_case(project: pytest.Pytester) -> None:
     result = project.runpytest(
-        "--sut", "fake_sut:make", "--clause", "BUD-1", "--clause", "GATE-1", "-v", "test_citing.py"
+        "--sut", "fake_sut:lexical", "--clause", "BUD-1", "--clause", "GATE-1", "-v", "test_citing.py"
     )
 
     result.assert_outcomes(passed=3, deselected=2)
@@ -95,20 +67,22 @@ def test_the_option_repeats_and_keeps_every_parametrized_case(project: pytest.Py
 
 
 def test_a_clause_no_test_cites_runs_nothing(project: pytest.Pytester) -> None:
-    result = project.runpytest("--sut", "fake_sut:make", "--clause", "ISO-1", "test_citing.py")
+    result = project.runpytest("--sut", "fake_sut:lexical", "--clause", "ISO-1", "test_citing.py")
 
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
     result.assert_outcomes(deselected=5)
 
 
 def test_collect_only_lists_the_selected_tests(project: pytest.Pytester) -> None:
-    result = project.runpytest("--sut", "fake_sut:make", "--clause", "POL-5", "--collect-only", "-q", "test_citing.py")
+    result = project.runpytest(
+        "--sut", "fake_sut:lexical", "--clause", "POL-5", "--collect-only", "-q", "test_citing.py"
+    )
 
     result.stdout.fnmatch_lines(["test_citing.py::test_policy_and_request", "1/5 tests collected (4 deselected)*"])
 
 
 def test_without_the_option_every_test_runs(project: pytest.Pytester) -> None:
-    result = project.runpytest("--sut", "fake_sut:make", "test_citing.py")
+    result = project.runpytest("--sut", "fake_sut:lexical", "test_citing.py")
 
     result.assert_outcomes(passed=5)
 
@@ -124,7 +98,7 @@ def test_it_also_works_without_a_sut(project: pytest.Pytester) -> None:
 
 
 def test_an_unknown_clause_id_is_a_usage_error(project: pytest.Pytester) -> None:
-    result = project.runpytest("--sut", "fake_sut:make", "--clause", "BUD-99", "test_citing.py")
+    result = project.runpytest("--sut", "fake_sut:lexical", "--clause", "BUD-99", "test_citing.py")
 
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: mcp-conformance: --clause BUD-99: not a clause of SPEC.md*"])
