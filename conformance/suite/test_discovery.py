@@ -401,8 +401,8 @@ def test_a_discovered_tool_executes_with_its_arguments(
     sut: Sut, fleets: Any, fleet: Any, base_count: int, steps: Steps
 ) -> None:
     trace = explored(sut, fleets, fleet, base_count, steps, then=_call_last_discovered)
-    assume(trace.after is not None)
-    assert trace.after is not None
+    if trace.after is None:  # nothing was discovered: nothing to execute
+        return
     q, arguments, result = trace.after
     sid, tool = trace.catalog[q]
     calls = [c for c in trace.calls_after if c.get("server") == sid and c.get("name") == tool["name"]]

@@ -24,7 +24,7 @@ from conformance.suite._model import (
     open_params,
     run,
 )
-from mock_servers import FleetSpec, ServerSpec, generate_tools
+from mock_servers import AnnotationMix, FleetSpec, ServerSpec, generate_tools
 
 FLEETS = fleets_with_policies(max_servers=3, max_tools=30)
 BASES = st.integers(0, 8) | st.integers(60, 97)
@@ -60,6 +60,28 @@ PINNED_AND_DENIED = [
         {"mode": "allowlist", "allowedTools": _S0[:3], "pinnedTools": [_S0[2]], "deniedTools": [_S0[2]]},
         {"mode": "auto", "allowedTools": _S0[:4], "pinnedTools": [_S0[3]], "deniedTools": [_S0[3]]},
     )
+]
+
+
+# Read-only over a server whose tools are marked true, false or not at all, at random:
+# only the ones marked true may become active (POL-5), in every mode.
+READ_ONLY_MIXED = [
+    (
+        (
+            FleetSpec(
+                servers=(
+                    ServerSpec(
+                        id="s0",
+                        tool_count=20,
+                        annotations=AnnotationMix(read_only=0.4, writable=0.3, none=0.3, follow_names=False),
+                    ),
+                )
+            ),
+            {"s0": {"mode": mode, "sideEffects": "readOnly"}},
+        ),
+        0,
+    )
+    for mode in ("auto", "all")
 ]
 
 
@@ -179,7 +201,7 @@ def test_required_tools_all_present_or_selection_error(sut: Sut, fleets: Any, fl
 @clause("POL-1", "POL-2", "POL-3", "POL-4", "POL-5")
 @examples(15)
 @given(FLEETS, BASES)
-@with_examples(PINNED_AND_DENIED)
+@with_examples(PINNED_AND_DENIED + READ_ONLY_MIXED)
 def test_only_eligible_tools_are_active(sut: Sut, fleets: Any, fleet: Any, base_count: int) -> None:
     spec, policies = fleet
     model, got, case = observe(sut, fleets, spec, policies, base_count)
