@@ -19,7 +19,17 @@ import pytest
 
 from conformance._errors import SpecError, UnknownClause, UsageError
 
-__all__ = ["CLAUSES", "Clause", "Level", "Profile", "clause", "load_clauses", "parse_spec", "profile_of"]
+__all__ = [
+    "CLAUSES",
+    "Clause",
+    "Level",
+    "Profile",
+    "clause",
+    "clauses_of",
+    "load_clauses",
+    "parse_spec",
+    "profile_of",
+]
 
 Level = Literal["MUST", "SHOULD", "MAY"]
 Profile = Literal["core", "lexical"]
@@ -150,3 +160,11 @@ def profile_of(ids: Iterable[str]) -> Profile:
         UnknownClause: an id is not defined in SPEC.md.
     """
     return "lexical" if any(_known(clause_id).profile == "lexical" for clause_id in ids) else "core"
+
+
+def clauses_of(item: pytest.Item) -> tuple[str, ...]:
+    """The clause ids an item cites through ``clause`` markers, in order, without repeats."""
+    ids: dict[str, None] = {}
+    for mark in item.iter_markers("clause"):
+        ids.update(dict.fromkeys(str(arg) for arg in mark.args))
+    return tuple(ids)

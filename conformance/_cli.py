@@ -1,27 +1,29 @@
-"""``mcp-conformance``: certify an implementation, and keep the clause manifest.
+"""``mcp-conformance``: certify an implementation, replay a failure, keep the clause manifest.
 
-``mcp-conformance certify`` runs the shipped suite under pytest (its own output is the
-progress), collects a structured result per test through the plugin's
-``--conformance-report`` option, and writes ``certificate.json``, ``certificate.md`` and
-``certificate.html``. Exit codes: 0 every clause of the profiles under test passes (SHOULD
-failures are warnings), 1 non-conformant or a stale expectation, 2 the suite or its
-configuration broke, nothing ran, or a testable clause has no test yet.
+``certify`` runs the shipped suite in a pytest of its own (:mod:`conformance._runner`),
+shows progress by clause section, and writes ``certificate.json``, ``certificate.md``,
+``certificate.html`` and ``badge.svg``. Exit codes: 0 conformant (SHOULD failures are
+warnings), a partial run that passed, or no regressions; 1 non-conformant or a stale
+expectation; 2 the SUT did not start, the suite or its options broke, the run was
+stopped or ran out of time, or a testable clause has no test yet.
 
-``mcp-conformance manifest`` prints (``--write``: rewrites, ``--check``: compares)
-``conformance/manifest.json``, the clause manifest generated from SPEC.md and the suite.
+``replay`` runs chosen tests again exactly as a certificate's run did (same seed, saved
+failing examples first) and shows pytest's own report. ``manifest`` prints
+(``--write``: rewrites, ``--check``: compares) the clause manifest.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import importlib.util
 import math
-import os
 import shlex
-import subprocess
+import shutil
 import sys
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -31,13 +33,9 @@ __all__ = ["main"]
 
 PROG: Final = "mcp-conformance"
 EXIT_BROKEN: Final = 2
-PYTEST_EXITS: Final = {
-    2: "interrupted",
-    3: "internal error",
-    4: "usage error, or the system under test did not start (see the message above)",
-    5: "no test was collected",
-}
-NO_SHRINK_ENV: Final = "MCP_CONFORMANCE_NO_SHRINK"
+DEFAULT_MAX_TIME: Final = 300.0
+#: Seconds past --max-time a run may take to wind down before it is stopped.
+WIND_DOWN: Final = 30.0
 
 
 class _Parser(argparse.ArgumentParser):
@@ -49,23 +47,69 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_BROKEN)
 
 
-def _certify_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog=f"{PROG} certify",
-        description="Run the conformance suite against an implementation and write its certificate.",
-        epilog=(
-            "Arguments after -- go to pytest unchanged, e.g. -- --junitxml=report.xml -k first_round. "
-            "Exit codes: 0 conformant (SHOULD failures are warnings) or a partial run that passed; "
-            "1 non-conformant or a stale expectation; 2 the suite or configuration broke, nothing ran, "
-            "or a testable clause has no test yet."
-        ),
-    )
+def _seconds(name: str, *, zero: bool = False) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value < 0 or (value == 0 and not zero):
+            what = "a number of seconds, 0 or more" if zero else "a positive number of seconds"
+            raise argparse.ArgumentTypeError(f"{name} must be {what}, got {text!r}")
+        return value
+
+    return parse
+
+
+def _count(name: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        if not text.isdigit() or int(text) < 1:
+            raise argparse.ArgumentTypeError(f"{name} must be a whole number, 1 or more, got {text!r}")
+        return int(text)
+
+    return parse
+
+
+def _seed(text: str) -> int:
+    if not text.isdigit() or len(text) > 30:
+        raise argparse.ArgumentTypeError(f"--seed must be a whole number of at most 30 digits, got {text!r}")
+    return int(text)
+
+
+def _target_options(parser: argparse.ArgumentParser) -> None:
+    """The options certify and replay share: which SUT, which examples, how hard to look."""
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument("--sut", metavar="SPEC", help="MODULE:FACTORY of a Python adapter, or 'reference'")
     target.add_argument("--sut-cmd", metavar="COMMAND", help="the command that starts your driver, or 'reference'")
     parser.add_argument(
         "--profile", choices=("core", "lexical", "all"), help="profiles to test (default: those the SUT claims)"
     )
+    parser.add_argument(
+        "--seed", type=_seed, default=0, help="seed of the property tests: the same seed, the same examples (default 0)"
+    )
+    parser.add_argument(
+        "--thoroughness",
+        choices=("quick", "default", "deep"),
+        default="default",
+        help="how many examples each property draws: quick (half), default, deep (four times)",
+    )
+    parser.add_argument(
+        "--sut-timeout", type=_seconds("--sut-timeout"), metavar="SECONDS", help="seconds each call to the SUT may take"
+    )
+
+
+def _certify_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=f"{PROG} certify",
+        description="Run the conformance suite against an implementation and write its certificate.",
+        epilog=(
+            "Arguments after -- go to pytest unchanged, e.g. -- --junitxml=report.xml. "
+            "Exit codes: 0 conformant (SHOULD failures are warnings), a partial run that passed, or no regressions; "
+            "1 non-conformant or a stale expectation; 2 the SUT did not start, the run broke, was stopped or ran "
+            "out of time, or a testable clause has no test yet."
+        ),
+    )
+    _target_options(parser)
     parser.add_argument(
         "--out", default="certificate", metavar="DIR", help="where the certificate goes (default: %(default)s)"
     )
@@ -80,15 +124,35 @@ def _certify_parser() -> argparse.ArgumentParser:
         "regression: listed failures are accepted and listed failures that pass fail the run",
     )
     parser.add_argument("-n", dest="workers", metavar="N", help="run the suite in N processes (pytest-xdist)")
-    parser.add_argument("--sut-timeout", metavar="SECONDS", help="seconds each call to the SUT may take")
     parser.add_argument(
         "--clause", action="append", default=[], metavar="ID", help="run only the tests citing this clause (repeatable)"
     )
     parser.add_argument(
-        "--no-shrink",
-        action="store_true",
-        help="report the first failing example of a property without shrinking it (faster, larger cases)",
+        "--max-time",
+        type=_seconds("--max-time"),
+        default=DEFAULT_MAX_TIME,
+        metavar="SECONDS",
+        help="time budget: no test starts after it, and the run is stopped "
+        f"{WIND_DOWN:g} s later; the verdict is then 'incomplete' (default %(default)g)",
     )
+    parser.add_argument(
+        "--shrink-time",
+        type=_seconds("--shrink-time", zero=True),
+        default=None,
+        metavar="SECONDS",
+        help="seconds a failing property may spend shrinking its counterexample (default 20)",
+    )
+    parser.add_argument(
+        "--no-shrink", action="store_true", help="report a property's first failing example as found (--shrink-time 0)"
+    )
+    parser.add_argument(
+        "--broken-after",
+        type=_count("--broken-after"),
+        default=None,
+        metavar="N",
+        help="declare the SUT broken after N crashes or hangs in a row; the rest is not run (default 3)",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="show pytest's own output instead of progress")
     return parser
 
 
@@ -97,122 +161,231 @@ def _fail(message: str) -> int:
     return EXIT_BROKEN
 
 
-def certify(argv: Sequence[str]) -> int:
+def _check_workers(workers: str | None) -> str | None:
+    if workers is None:
+        return None
+    if importlib.util.find_spec("xdist") is None:
+        return "-n needs pytest-xdist: pip install pytest-xdist"
+    if workers != "auto" and not (workers.isdigit() and int(workers) > 0):
+        return f"-n expects a number of processes or 'auto', got {workers!r}"
+    return None
+
+
+def _split_extra(argv: Sequence[str]) -> tuple[list[str], list[str]]:
     argv = list(argv)
-    extra: list[str] = []
     if "--" in argv:
         cut = argv.index("--")
-        argv, extra = argv[:cut], argv[cut + 1 :]
-    args = _certify_parser().parse_args(argv)
+        return argv[:cut], argv[cut + 1 :]
+    return argv, []
 
-    from conformance._certificate import RunInfo, build_certificate, read_results, write_certificate
-    from conformance._expectations import Expectation, load_expectations, refuse_must_entries
+
+def _sut(args: argparse.Namespace) -> tuple[str, str]:
     from conformance._loading import driver_argv
 
     if args.sut_cmd is not None:
         driver_argv(args.sut_cmd)  # a UsageError for empty or badly quoted commands
-    elif not args.sut.strip():
-        return _fail("--sut is empty; give MODULE:FACTORY or 'reference'")
-    if args.sut_timeout is not None:
-        try:
-            timeout = float(args.sut_timeout)
-        except ValueError:
-            timeout = math.nan
-        if not (math.isfinite(timeout) and timeout > 0):
-            return _fail(f"--sut-timeout must be a positive number of seconds, got {args.sut_timeout!r}")
-    if args.workers is not None:
-        if importlib.util.find_spec("xdist") is None:
-            return _fail("-n needs pytest-xdist: pip install pytest-xdist")
-        if args.workers != "auto" and not (args.workers.isdigit() and int(args.workers) > 0):
-            return _fail(f"-n expects a number of processes or 'auto', got {args.workers!r}")
+        return "--sut-cmd", str(args.sut_cmd)
+    if not args.sut.strip():
+        raise ConformanceError("--sut is empty; give MODULE:FACTORY or 'reference'")
+    return "--sut", str(args.sut)
+
+
+def certify(argv: Sequence[str]) -> int:
+    argv, extra = _split_extra(argv)
+    args = _certify_parser().parse_args(argv)
+
+    from conformance._certificate import RunInfo, build_certificate
+    from conformance._expectations import (
+        Expectation,
+        load_expectations,
+        refuse_must_entries,
+        refuse_unknown_tests,
+    )
+    from conformance._manifest import citations
+    from conformance._progress import Progress
+    from conformance._records import read_records
+    from conformance._render import write_certificate
+    from conformance._runner import SuiteOptions, supervise
+
+    sut_option, sut_value = _sut(args)
+    problem = _check_workers(args.workers)
+    if problem:
+        return _fail(problem)
     expectations: tuple[Expectation, ...] = ()
     if args.expectations is not None:
         path = Path(args.expectations)
         expectations = load_expectations(path)
         if args.mode == "certify":
             refuse_must_entries(path, expectations)
+        refuse_unknown_tests(path, expectations, [t for tests in citations().values() for t in tests])
+    elif args.mode == "regression":
+        return _fail("--mode regression needs --expectations FILE: the known failures it accepts")
 
     out = Path(args.out)
     try:
         out.mkdir(parents=True, exist_ok=True)
-        for stale in [*out.glob("certificate.*"), *out.glob("results.jsonl*")]:
-            stale.unlink()
+        work = Path(tempfile.mkdtemp(prefix=".run-", dir=out))
     except OSError as exc:
         return _fail(f"--out {args.out}: cannot prepare the output directory: {exc}")
-    report = out / "results.jsonl"
-    examples = out / "examples"
-
-    sut_option, sut_value = ("--sut", args.sut) if args.sut is not None else ("--sut-cmd", args.sut_cmd)
-    # Option values go as --option=value: pytest picks its rootdir (and so the ini file and
-    # the node ids) from any argument that names an existing path, option values included.
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"{sut_option}={sut_value}"]
-    if args.profile:
-        command.append(f"--profile={args.profile}")
-    if args.sut_timeout:
-        command.append(f"--sut-timeout={args.sut_timeout}")
-    if args.workers:
-        command += ["-p", "xdist", f"--numprocesses={args.workers}"]
-    command += [f"--clause={clause_id}" for clause_id in args.clause]
-    command += [f"--conformance-report={report}", f"--conformance-examples={examples}", *extra]
-    extra_env = {NO_SHRINK_ENV: "1"} if args.no_shrink else {}
-
-    sys.stdout.write(f"{PROG}: running the suite: {shlex.join(command)}\n")
-    sys.stdout.flush()
-    try:
-        completed = subprocess.run(command, check=False, stdin=subprocess.DEVNULL, env={**os.environ, **extra_env})
-    except KeyboardInterrupt:
-        return _fail("interrupted; no certificate written")
-    except OSError as exc:
-        return _fail(f"cannot run pytest: {exc}")
-
-    session, tests = read_results(out.glob("results.jsonl*"))
-    if completed.returncode not in (0, 1) and not tests:
-        what = PYTEST_EXITS.get(completed.returncode, f"exit code {completed.returncode}")
-        return _fail(f"the suite did not run (pytest: {what}); no certificate written")
-
-    run = RunInfo(
-        command=shlex.join([PROG, "certify", *argv, *(["--", *extra] if extra else [])]),
-        pytest_argv=command,
-        pytest_exit=completed.returncode,
+    shrink_time = 0.0 if args.no_shrink else args.shrink_time
+    options = SuiteOptions(
         sut_option=sut_option,
         sut_value=sut_value,
+        work=work,
+        report=work / "results.jsonl",
+        examples=work / "examples",
         profile=args.profile,
-        timeout=args.sut_timeout,
+        timeout=None if args.sut_timeout is None else f"{args.sut_timeout:g}",
+        seed=args.seed,
+        thoroughness=args.thoroughness,
+        shrink_time=shrink_time,
+        max_time=args.max_time,
+        broken_after=args.broken_after,
+        clauses=args.clause,
+        workers=args.workers,
+        expectations=None if args.expectations is None else Path(args.expectations).resolve(),
         mode=args.mode,
-        expectations_file=args.expectations,
-        examples_dir=examples,
-        cwd=Path.cwd(),
-        timestamp=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        python=sys.executable,
-        extra_env=extra_env,
+        extra=extra,
+        quiet=not args.verbose,
     )
-    cert = build_certificate(run, session, tests, expectations)
-    if completed.returncode not in (0, 1) and cert["exit_code"] != 1:
-        what = PYTEST_EXITS.get(completed.returncode, f"exit code {completed.returncode}")
-        cert["verdict"], cert["exit_code"] = "error", EXIT_BROKEN
-        cert["why"] = [f"the run broke off (pytest: {what})", *cert["why"]]
     try:
-        paths = write_certificate(cert, out)
-    except OSError as exc:
-        return _fail(f"cannot write the certificate into {out}: {exc}")
-    _summary(cert, paths)
-    return int(cert["exit_code"])
+        progress = Progress(sys.stdout, enabled=not args.verbose)
+        progress.say(
+            f"certifying {sut_option} {shlex.quote(sut_value)} (seed {args.seed}, thoroughness {args.thoroughness}, "
+            f"up to {args.max_time:g} s)"
+        )
+        with contextlib.ExitStack() as stack:
+            log = None if args.verbose else stack.enter_context((work / "pytest.log").open("wb"))
+            outcome = supervise(
+                options,
+                on_records=progress.update,
+                on_tick=progress.tick,
+                log=log,
+                hard_limit=args.max_time + WIND_DOWN,
+            )
+        records = read_records(work.glob("results.jsonl*"))
+        started = records.session is not None and records.session["implementation"] is not None
+        if not records.tests and not (outcome.stopped and started):
+            return _fail(_did_not_run(records, outcome.returncode, outcome.stopped, work / "pytest.log"))
+        run = RunInfo(
+            command=shlex.join([PROG, "certify", *argv, *(["--", *extra] if extra else [])]),
+            sut_option=sut_option,
+            sut_value=sut_value,
+            mode=args.mode,
+            examples_dir=out / "examples",
+            cwd=Path.cwd(),
+            timestamp=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+            seed=args.seed,
+            thoroughness=args.thoroughness,
+            profile=args.profile,
+            timeout=options.timeout,
+            shrink_time=shrink_time,
+            max_time=args.max_time,
+            expectations_file=args.expectations,
+            pytest_exit=outcome.returncode,
+            stopped=outcome.stopped,
+            seconds=outcome.seconds,
+            leftovers=outcome.leftovers,
+            tracked=outcome.tracked,
+        )
+        cert = build_certificate(run, records, expectations)
+        if outcome.returncode not in (0, 1) and not outcome.stopped and cert["exit_code"] == 0:
+            cert["verdict"], cert["exit_code"] = "error", EXIT_BROKEN
+            cert["why"] = [f"the suite's pytest ended with exit code {outcome.returncode} (see pytest.log)"]
+        try:
+            paths = write_certificate(cert, out)
+            _move_into(out, work)
+        except OSError as exc:
+            return _fail(f"cannot write the certificate into {out}: {exc}")
+        progress.summary(cert, paths)
+        return cert["exit_code"]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
-def _summary(cert: dict[str, object], paths: Sequence[Path]) -> None:
-    lines = [f"{PROG}: verdict: {cert['verdict']} (exit {cert['exit_code']})"]
-    why = cert.get("why")
-    if isinstance(why, list):
-        lines += [f"{PROG}:   {line}" for line in why]
-    failures = cert.get("failures")
-    if isinstance(failures, list):
-        for failure in failures[:10]:
-            clauses = ", ".join(failure["clauses"]) or "driver protocol"
-            mark = " (expected)" if failure["expected_failure"] else ""
-            lines.append(f"{PROG}:   {clauses}{mark}: {failure['message']}")
-            lines.append(f"{PROG}:     replay: {failure['replay']}")
-    lines.append(f"{PROG}: certificate: {', '.join(str(p) for p in paths)}")
-    sys.stdout.write("\n".join(lines) + "\n")
+def _did_not_run(records: object, returncode: int | None, stopped: str, log: Path) -> str:
+    from conformance._records import Records
+
+    assert isinstance(records, Records)
+    if stopped:
+        reason = {"time": "the time budget ran out"}.get(stopped, f"it was interrupted ({stopped})")
+        return f"the suite did not start any test: {reason}; no certificate written (the previous one is kept)"
+    session = records.session
+    if session is not None and session["problem"]:
+        return (
+            f"the implementation did not start: {session['problem']}; no certificate written (the previous one is kept)"
+        )
+    tail = ""
+    with contextlib.suppress(OSError):
+        lines = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+        tail = "\n".join(lines[-15:])
+    return (
+        f"the suite did not run (pytest exit code {returncode}); no certificate written (the previous one is kept)"
+        + (f"\n{tail}" if tail else "")
+    )
+
+
+def _move_into(out: Path, work: Path) -> None:
+    """Move the run's log, records and saved examples beside the certificate, replacing the old ones."""
+    for stale in out.glob("results.jsonl*"):
+        stale.unlink()
+    for item in [*work.glob("results.jsonl*"), work / "pytest.log"]:
+        if item.exists():
+            item.replace(out / item.name)
+    examples = work / "examples"
+    if examples.exists():
+        shutil.rmtree(out / "examples", ignore_errors=True)
+        examples.replace(out / "examples")
+
+
+def _replay_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=f"{PROG} replay",
+        description="Run tests of the suite again exactly as a certification ran them, with pytest's own report.",
+        epilog="Arguments after -- go to pytest unchanged. The exit code is pytest's.",
+    )
+    _target_options(parser)
+    parser.add_argument(
+        "--examples",
+        metavar="DIR",
+        help="the examples a certification saved (certificate/examples): replayed first, so a failure "
+        "found once comes back at once",
+    )
+    parser.add_argument("tests", nargs="+", metavar="TEST", help="a test id as the certificate prints it")
+    return parser
+
+
+def replay(argv: Sequence[str]) -> int:
+    argv, extra = _split_extra(argv)
+    args = _replay_parser().parse_args(argv)
+    from conformance._runner import SuiteOptions, supervise
+
+    sut_option, sut_value = _sut(args)
+    tests = [_suite_test(test) for test in args.tests]
+    with tempfile.TemporaryDirectory(prefix="mcp-conformance-replay-") as tmp:
+        work = Path(tmp)
+        options = SuiteOptions(
+            sut_option=sut_option,
+            sut_value=sut_value,
+            work=work,
+            report=work / "results.jsonl",
+            examples=Path(args.examples) if args.examples else work / "examples",
+            profile=args.profile,
+            timeout=None if args.sut_timeout is None else f"{args.sut_timeout:g}",
+            seed=args.seed,
+            thoroughness=args.thoroughness,
+            tests=tests,
+            extra=extra,
+            quiet=False,
+        )
+        outcome = supervise(options)
+    return outcome.returncode if outcome.returncode is not None else EXIT_BROKEN
+
+
+def _suite_test(test: str) -> str:
+    """A test id relative to the suite's folder, from any id a certificate or pytest printed."""
+    path, sep, rest = test.partition("::")
+    return path.rsplit("/", 1)[-1] + sep + rest
 
 
 def manifest_command(argv: Sequence[str]) -> int:
@@ -247,6 +420,7 @@ USAGE: Final = f"""usage: {PROG} COMMAND [OPTIONS]
 commands:
   certify   run the suite against an implementation and write its certificate
             ({PROG} certify --help)
+  replay    run tests again exactly as a certification ran them ({PROG} replay --help)
   manifest  print, --write or --check conformance/manifest.json
 """
 
@@ -256,7 +430,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args and args[0] in ("-h", "--help"):
         sys.stdout.write(USAGE)
         raise SystemExit(0)
-    commands = {"certify": certify, "manifest": manifest_command}
+    commands: dict[str, Callable[[Sequence[str]], int]] = {
+        "certify": certify,
+        "replay": replay,
+        "manifest": manifest_command,
+    }
     if not args or args[0] not in commands:
         sys.stderr.write(USAGE)
         if args:

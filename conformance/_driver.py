@@ -74,16 +74,20 @@ class _DriverProcess:
             reader.start()
         _LIVE.add(self)
 
+    # Each reader owns its stream and closes it at end of file: closing a buffered stream
+    # from another thread blocks while the reader holds its lock, and a process the
+    # driver started may keep the pipe open long after the driver is gone.
+
     def _read_stdout(self) -> None:
         stream = cast(IO[bytes], self.popen.stdout)
-        with contextlib.suppress(OSError, ValueError):
+        with contextlib.suppress(OSError, ValueError), stream:
             for line in stream:
                 self.lines.put(line)
         self.lines.put(_EOF)
 
     def _read_stderr(self) -> None:
         stream = cast(IO[bytes], self.popen.stderr)
-        with contextlib.suppress(OSError, ValueError):
+        with contextlib.suppress(OSError, ValueError), stream:
             for line in stream:
                 self._tail.append(line.decode("utf-8", "replace").rstrip()[:1000])
 
@@ -124,10 +128,9 @@ class _DriverProcess:
             self._quiet(max(grace, 2.0))
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(1.0)
-        for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
-            if stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
+        if self.popen.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.popen.stdin.close()
         _LIVE.discard(self)
 
     def _quiet(self, wait: float) -> bool:

@@ -12,6 +12,7 @@ clause", and a third carries the outcomes the design itself defines::
     AssertionError
      └── Nonconformance             a finding: the implementation broke one or more clauses
           └── SutMisbehaved         it crashed, hung, wrote garbage or broke the protocol
+               └── SutBroken        it did so too often in a row: the rest is not run
 
     OutcomeError                    the SUT refused an operation, as the design allows
 
@@ -33,6 +34,7 @@ __all__ = [
     "OutcomeError",
     "OutcomeKind",
     "SpecError",
+    "SutBroken",
     "SutMisbehaved",
     "SutStartError",
     "UnknownClause",
@@ -142,6 +144,14 @@ class SutMisbehaved(Nonconformance):
             tail = "\n".join(f"    {line}" for line in self.stderr_tail.splitlines())
             text += f"\n  stderr (last lines):\n{tail}"
         return text
+
+
+class SutBroken(SutMisbehaved):
+    """The SUT crashed or hung on too many calls in a row; the suite stops calling it.
+
+    Raised instead of calling it again. A test that meets it is reported as not run, not
+    as another finding: the calls that broke it were the findings.
+    """
 
 
 class OutcomeError(Exception):

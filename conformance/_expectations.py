@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import difflib
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -24,7 +24,14 @@ from typing import Any, Final
 from conformance._clauses import Clause, load_clauses
 from conformance._errors import UsageError
 
-__all__ = ["Expectation", "ExpectationsError", "load_expectations", "refuse_must_entries"]
+__all__ = [
+    "Expectation",
+    "ExpectationsError",
+    "expected_failure_of",
+    "load_expectations",
+    "refuse_must_entries",
+    "refuse_unknown_tests",
+]
 
 _TABLE: Final = "expected_failure"
 _KEYS: Final = ("clause", "reason", "test")
@@ -137,3 +144,34 @@ def refuse_must_entries(
             "(--mode certify); a MUST failure makes the implementation non-conformant. "
             "Track known failures with --mode regression instead."
         )
+
+
+def refuse_unknown_tests(path: Path, entries: Sequence[Expectation], tests: Collection[str]) -> None:
+    """An entry's ``test`` must name a test of the suite (``module::function`` ids in ``tests``).
+
+    Raises:
+        ExpectationsError: an entry names no test of the suite; the message lists close ones.
+    """
+    for entry in entries:
+        # The suite's ids carry no parameters: judge an entry for one case by its function.
+        if entry.test is None or any(names_test(entry.test.split("[", 1)[0], test) for test in tests):
+            continue
+        close = difflib.get_close_matches(entry.test, sorted(tests), n=3, cutoff=0.5)
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        raise ExpectationsError(f"{path}: {entry.where}.test: {entry.test!r} is not a test of the suite{hint}")
+
+
+def expected_failure_of(
+    entries: Sequence[Expectation], nodeid: str, findings: Sequence[Mapping[str, Any]]
+) -> list[Expectation]:
+    """The entries that make a failing test expected: every clause its findings name is covered.
+
+    Empty when any finding is a protocol finding (no clause) or names an uncovered clause.
+    """
+    named = [c for finding in findings for c in finding.get("clauses", [])]
+    if not findings or any(not finding.get("clauses") for finding in findings):
+        return []
+    cover = [e for e in entries if e.clause in named and e.covers(nodeid)]
+    if all(any(e.clause == c for e in cover) for c in named):
+        return cover
+    return []

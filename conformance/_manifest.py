@@ -38,7 +38,6 @@ MANIFEST_PATH: Final = Path(__file__).with_name("manifest.json")
 #: Clauses no test can check through the adapter interface, each with the reason.
 UNTESTED: Final[Mapping[str, str]] = {
     "CAT-6": "a permission (MAY): seeing or not seeing tools added mid-run are both conformant",
-    "RNK-9": "a permission (MAY): replacing the ranker is checked by running the core profile alone",
     "ISO-3": "a permission (MAY): the selection trace is not part of the wire contract",
 }
 

@@ -20,7 +20,7 @@ from typing import Any, Final, Protocol, TypeVar, cast, runtime_checkable
 
 import anyio
 
-from conformance._errors import OUTCOME_KINDS, Nonconformance, OutcomeError, OutcomeKind, SutMisbehaved
+from conformance._errors import OUTCOME_KINDS, Nonconformance, OutcomeError, OutcomeKind, SutBroken, SutMisbehaved
 
 __all__ = ["Implementation", "Run", "Sut", "SystemUnderTest", "outcome_of"]
 
@@ -100,15 +100,31 @@ class Sut:
         timeout: seconds an in-process call may take before it counts as hung; None for no
             limit (a driver applies its own per-call timeout).
         describe: how the SUT was given, for messages (``--sut-cmd 'node driver.js'``).
+        broken_after: after this many calls in a row that crash, hang or answer garbage,
+            the SUT is declared :attr:`broken` and every later call raises
+            :class:`SutBroken` without reaching it; None never gives up.
     """
 
-    def __init__(self, adapter: SystemUnderTest, *, timeout: float | None = None, describe: str = "") -> None:
+    def __init__(
+        self,
+        adapter: SystemUnderTest,
+        *,
+        timeout: float | None = None,
+        describe: str = "",
+        broken_after: int | None = None,
+    ) -> None:
         if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        if broken_after is not None and broken_after < 1:
+            raise ValueError(f"broken_after must be 1 or more, got {broken_after!r}")
         self.adapter = adapter
         self.timeout = timeout
         self.describe = describe or type(adapter).__name__
+        self.broken_after = broken_after
         self.implementation: Implementation | None = None
+        #: Why the SUT was declared broken, or None while the suite still calls it.
+        self.broken: str | None = None
+        self._misbehaved_in_a_row = 0
         self._open: list[Run] = []
 
     async def initialize(self) -> Implementation:
@@ -154,6 +170,26 @@ class Sut:
         return run
 
     async def _invoke(self, method: str, call: Callable[[], Awaitable[_T]], case: Mapping[str, Any]) -> _T:
+        __tracebackhide__ = True
+        if self.broken is not None:
+            raise SutBroken(f"{method} not sent: {self.broken}", case=copy.deepcopy(dict(case)))
+        try:
+            answer = await self._answer(method, call, case)
+        except OutcomeError:
+            self._misbehaved_in_a_row = 0
+            raise
+        except SutMisbehaved as exc:
+            self._misbehaved_in_a_row += 1
+            if self.broken_after is not None and self._misbehaved_in_a_row >= self.broken_after:
+                self.broken = (
+                    f"the SUT crashed, hung or answered garbage on {self._misbehaved_in_a_row} calls in a row; "
+                    f"the last: {exc.message}"
+                )
+            raise
+        self._misbehaved_in_a_row = 0
+        return answer
+
+    async def _answer(self, method: str, call: Callable[[], Awaitable[_T]], case: Mapping[str, Any]) -> _T:
         __tracebackhide__ = True
         try:
             if self.timeout is None:

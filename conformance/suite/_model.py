@@ -8,19 +8,19 @@ suite computes them here and compares the SUT's definitions against them.
 from __future__ import annotations
 
 import asyncio
-import os
-from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 
 from conformance._errors import Nonconformance
+from conformance._properties import property_settings
 from mock_servers import FleetSpec, ServerSpec
 from mock_servers.strategies import fleet_specs, tool_policies
 
 _T = TypeVar("_T")
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 DISCOVERY = "search_mcp_tools"
 FIRST_ROUND = 96
@@ -30,34 +30,12 @@ DEFAULT_MAX_ACTIVE = 24
 FIRST_ROUND_SERVER_CAP = 12
 
 
-#: Set to ``1`` to skip shrinking: a failing property then reports the first failing
-#: example it found, at once. Shrinking a counterexample over served fleets can take
-#: minutes; it is worth it to a person reading the finding, not to a check that only
-#: needs to know that (and on which clause) a property fails.
-NO_SHRINK_ENV = "MCP_CONFORMANCE_NO_SHRINK"
+def examples(n: int) -> Callable[[_F], _F]:
+    """Settings for a property over served fleets that draws ``n`` examples at default thoroughness.
 
-
-def shrinking() -> bool:
-    """Whether failing properties shrink their counterexample (see :data:`NO_SHRINK_ENV`)."""
-    return os.environ.get(NO_SHRINK_ENV, "") not in ("1", "true", "yes")
-
-
-def examples(n: int) -> settings:
-    """Hypothesis settings for a property over served fleets.
-
-    Explicit ``@example`` cases always run first. Without shrinking (see
-    :data:`NO_SHRINK_ENV`) the first failure is reported as found.
+    Explicit ``@example`` cases always run first; the run's thoroughness scales ``n``.
     """
-    shrink = shrinking()
-    phases = tuple(Phase) if shrink else (Phase.explicit, Phase.reuse, Phase.generate, Phase.target)
-    return settings(
-        max_examples=n,
-        deadline=None,
-        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
-        database=None,
-        phases=phases,
-        report_multiple_bugs=shrink,
-    )
+    return property_settings(n)
 
 
 def run(coro: Coroutine[Any, Any, _T]) -> _T:
@@ -238,3 +216,12 @@ def fail(
 
 def result_text(result: Mapping[str, Any]) -> str:
     return " ".join(str(c.get("text", "")) for c in result.get("content", []) if isinstance(c, Mapping))
+
+
+#: Ledger fields that change from run to run (processes, clocks, session ids).
+_VOLATILE = frozenset({"pid", "ts", "seq", "sessionId"})
+
+
+def portable(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Ledger events without what changes between runs, for a finding's ``observed``."""
+    return [{k: v for k, v in e.items() if k not in _VOLATILE} for e in events]

@@ -33,6 +33,7 @@ from conformance.suite._model import (
     mcp_definitions,
     names,
     open_params,
+    portable,
     run,
 )
 from mock_servers import FleetSpec, ServerSpec, example_arguments, generate_tools
@@ -410,7 +411,7 @@ def test_a_discovered_tool_executes_with_its_arguments(
         raise fail(
             ("GATE-3",),
             "a tool activated by discovery did not execute",
-            observed={"result": result, "ledger": calls},
+            observed={"result": result, "ledger": portable(calls)},
             case=trace.case,
         )
     if calls[-1].get("arguments") != arguments:

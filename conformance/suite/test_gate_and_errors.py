@@ -18,6 +18,7 @@ from conformance.suite._model import (
     mcp_definitions,
     names,
     open_params,
+    portable,
     result_text,
     run,
 )
@@ -364,7 +365,7 @@ def test_failed_open_leaves_no_server_process(sut: Sut, fleets: Any, name: str) 
                 ("ERR-6",),
                 "a failed run.open left server processes or sessions behind",
                 expected=[],
-                observed=alive or served.ledger().sessions_open(),
+                observed=alive or portable(served.ledger().sessions_open()),
                 case=served.describe(),
             )
 
@@ -409,7 +410,7 @@ def test_a_server_that_hangs_while_listing_fails_the_run_and_leaves_no_process(s
                 ("ERR-6",),
                 "a run.open that failed on a hanging server left processes or sessions behind",
                 expected=[],
-                observed=alive or served.ledger().sessions_open(),
+                observed=alive or portable(served.ledger().sessions_open()),
                 case=served.describe(),
             )
 
@@ -430,7 +431,7 @@ def test_close_leaves_no_server_process(sut: Sut, fleets: Any) -> None:
                 ("ERR-7",),
                 "run.close left server processes or sessions behind",
                 expected=[],
-                observed=alive or served.ledger().sessions_open(),
+                observed=alive or portable(served.ledger().sessions_open()),
                 case=served.describe(),
             )
 
@@ -511,7 +512,11 @@ def test_refusing_an_inactive_tool_points_to_discovery(sut: Sut, fleets: Any) ->
         async def body() -> tuple[str, dict[str, Any]]:
             async with sut.open(open_params(served.servers)) as r:
                 active = names(await r.definitions())
-                inactive = sorted(set(cat) - set(active))[0]
+                left_out = sorted(set(cat) - set(active))
+                if not left_out:
+                    # Everything is active (SEL-1 judges that): refuse a name no server offers.
+                    return "s0__no_such_tool", await r.call("s0__no_such_tool", {})
+                inactive = left_out[0]
                 return inactive, await r.call(inactive, example_arguments(cat[inactive][1]))
 
         inactive, result = run(body())

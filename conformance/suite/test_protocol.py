@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from conformance import Sut
+from conformance import Sut, clause
 
 pytestmark = pytest.mark.asyncio
 
 
+@clause("RNK-9")
 async def test_initialize_claims_the_core_profile(sut: Sut) -> None:
     implementation = await sut.initialize()
 

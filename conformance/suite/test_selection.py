@@ -19,6 +19,7 @@ from conformance.suite._model import (
     mcp_definitions,
     names,
     open_params,
+    portable,
     run,
 )
 from mock_servers import FleetSpec, ServerSpec, ToolSpec, example_arguments, generate_tools, preset
@@ -176,7 +177,7 @@ def test_read_only_needs_the_json_boolean_true(sut: Sut, fleets: Any) -> None:
                         ("POL-5",),
                         "under readOnly a tool without readOnlyHint === true is active or executes",
                         expected=["r__list_true"],
-                        observed={"active": active, "executed": served.ledger().calls()},
+                        observed={"active": active, "executed": portable(served.ledger().calls())},
                         case=served.describe() | {"transport": transport},
                     )
 

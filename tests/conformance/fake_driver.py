@@ -3,7 +3,12 @@
 Started as ``python fake_driver.py [MODE]``. Modes decide how it starts:
 ``good`` (default), ``silent`` (never answers initialize), ``exit-at-start`` (exits at
 once), ``bad-initialize`` (answers initialize with a wrong shape), ``protocol-2`` (claims
-protocol version 2), ``stubborn`` (ignores ``shutdown`` and SIGTERM).
+protocol version 2), ``stubborn`` (ignores ``shutdown`` and SIGTERM), ``crash-on-open``
+(every ``run.open`` crashes it), ``hang-on-open`` (every ``run.open`` hangs), ``escape``
+(starts a process in a new session at start and leaves it running).
+
+When the environment names a file in ``FAKE_DRIVER_PIDS``, the driver appends its pid (and
+the pid of any process it starts) to it, one per line.
 
 Once running, the ``userMessage`` of ``run.open`` picks what happens to that request:
 ``crash``, ``hang``, ``garbage``, ``wrong-id``, ``spawn-and-hang``, ``method-error``,
@@ -44,9 +49,22 @@ def error(request_id: object, code: int, message: str, kind: str | None = None) 
     send({"jsonrpc": "2.0", "id": request_id, "error": payload})
 
 
+def note_pid(pid: int) -> None:
+    path = os.environ.get("FAKE_DRIVER_PIDS")
+    if path:
+        with open(path, "a") as pids:
+            pids.write(f"{pid}\n")
+
+
 def main() -> None:
     mode = sys.argv[1] if len(sys.argv) > 1 else "good"
     log(f"fake driver {mode} started, pid {os.getpid()}")
+    note_pid(os.getpid())
+    if mode == "escape":
+        sleeper = subprocess.Popen(
+            [sys.executable, "-c", "import threading; threading.Event().wait()"], start_new_session=True
+        )
+        note_pid(sleeper.pid)
     if mode == "exit-at-start":
         log("fatal: no configuration found")
         sys.exit(7)
@@ -69,6 +87,8 @@ def main() -> None:
             send({"jsonrpc": "2.0", "id": request_id, "result": result})
         elif method == "run.open":
             behaviour = params.get("userMessage", "")
+            if mode in ("crash-on-open", "hang-on-open"):
+                behaviour = mode.removesuffix("-on-open")
             if behaviour == "crash":
                 log("boom: run.open crashed")
                 sys.exit(3)

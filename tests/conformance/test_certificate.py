@@ -1,22 +1,21 @@
-"""The certificate: every clause accounted for, the verdict and exit code, and safe rendering."""
+"""The certificate: every clause accounted for, the verdict and the exit code."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from conformance._certificate import RunInfo, build_certificate, render_html, render_markdown, write_certificate
+from conformance._certificate import Certificate, RunInfo, build_certificate
 from conformance._clauses import parse_spec
 from conformance._expectations import Expectation
+from conformance._reaper import Leftover
+from conformance._records import FindingRecord, Kind, Records, ResultRecord, SessionRecord
 
 SPEC = """
 ## Things
 
 ### A-1 · MUST · core
-Hosts keep things.
+Hosts keep things. They keep them well.
 Sources: F1.
 
 ### A-2 · SHOULD · core
@@ -33,72 +32,79 @@ Sources: R1.
 """
 CLAUSES = parse_spec(SPEC)
 UNTESTED = {"A-3": "a permission"}
-SESSION = {
-    "record": "session",
-    "implementation": {"name": "acme", "version": "1.2", "profiles": ["core"]},
-    "profiles_under_test": ["core"],
-}
+
+
+def session(**changes: Any) -> SessionRecord:
+    base = SessionRecord(
+        record="session",
+        sut="--sut-cmd 'node d.js'",
+        implementation={"name": "acme", "version": "1.2", "profiles": ["core"]},
+        problem="",
+        profiles_under_test=["core"],
+        profile_option=None,
+        timeout=30.0,
+        seed="0",
+        thoroughness="default",
+        shrink_time=20.0,
+    )
+    return SessionRecord(**{**base, **changes})  # type: ignore[typeddict-item]
 
 
 def run_info(tmp_path: Path, **changes: Any) -> RunInfo:
     values: dict[str, Any] = {
         "command": "mcp-conformance certify --sut-cmd 'node d.js'",
-        "pytest_argv": ["python", "-m", "pytest"],
-        "pytest_exit": 0,
         "sut_option": "--sut-cmd",
         "sut_value": "node d.js",
-        "profile": None,
-        "timeout": None,
         "mode": "certify",
-        "expectations_file": None,
         "examples_dir": tmp_path / "out" / "examples",
         "cwd": tmp_path,
         "timestamp": "2026-01-01T00:00:00+00:00",
-        "python": "python",
+        "seed": 7,
     }
     values.update(changes)
     return RunInfo(**values)
 
 
-def record(test: str, clauses: list[str], kind: str = "pass", **extra: Any) -> dict[str, Any]:
-    return {
-        "record": "test",
-        "nodeid": f"suite/test_x.py::{test}",
-        "path": "/somewhere/suite/test_x.py",
-        "name": test,
-        "clauses": clauses,
-        "kind": kind,
-        "message": extra.pop("message", ""),
-        "findings": extra.pop("findings", []),
-        **extra,
-    }
-
-
-def finding(clauses: list[str], message: str = "broke it") -> dict[str, Any]:
-    return {
-        "clauses": clauses,
-        "message": message,
-        "expected": ["a"],
-        "observed": ["<script>alert(1)</script>"],
-        "case": {"fleet": {"seed": 3}, "policies": {"s0": {"mode": "auto"}}},
-        "stderr_tail": "",
-        "misbehaved": False,
-        "notes": ["Falsifying example: test_one(seed=3)"],
-        "text": message,
-    }
-
-
-def certificate(
-    tmp_path: Path, tests: list[dict[str, Any]], expectations: tuple[Expectation, ...] = (), **changes: Any
-) -> dict[str, Any]:
-    session = changes.pop("session", SESSION)
-    pending = changes.pop("pending", frozenset())
-    return build_certificate(
-        run_info(tmp_path, **changes), session, tests, expectations, clauses=CLAUSES, untested=UNTESTED, pending=pending
+def record(test: str, clauses: list[str], kind: Kind = "pass", **extra: Any) -> ResultRecord:
+    return ResultRecord(
+        record="test",
+        nodeid=f"test_x.py::{test}",
+        module="test_x.py",
+        name=test,
+        clauses=clauses,
+        kind=kind,
+        when=extra.pop("when", "call"),
+        duration=0.1,
+        message=extra.pop("message", ""),
+        findings=extra.pop("findings", []),
+        property=extra.pop("property", None),
     )
 
 
-def statuses(cert: dict[str, Any]) -> dict[str, str]:
+def finding(clauses: list[str], message: str = "broke it", *, protocol: bool = False) -> FindingRecord:
+    return FindingRecord(
+        clauses=clauses,
+        protocol=protocol,
+        message=message,
+        expected=["a"],
+        observed=["<script>alert(1)</script>"],
+        case={"fleet": {"seed": 3}, "policies": {"s0": {"mode": "auto"}}},
+        example="Falsifying example: test_one(seed=3)",
+        stderr_tail="",
+    )
+
+
+def certificate(
+    tmp_path: Path, tests: list[ResultRecord], expectations: tuple[Expectation, ...] = (), **changes: Any
+) -> Certificate:
+    records = Records(session=changes.pop("session", session()), tests=tests)
+    pending = changes.pop("pending", frozenset())
+    return build_certificate(
+        run_info(tmp_path, **changes), records, expectations, clauses=CLAUSES, untested=UNTESTED, pending=pending
+    )
+
+
+def statuses(cert: Certificate) -> dict[str, str]:
     return {row["clause"]: row["status"] for row in cert["clauses"]}
 
 
@@ -109,6 +115,13 @@ def test_every_clause_passing_is_conformant_and_every_clause_is_listed(tmp_path:
     assert statuses(cert) == {"A-1": "pass", "A-2": "pass", "A-3": "untested", "L-1": "not-applicable"}
     assert cert["clauses"][2]["reason"] == "a permission"
     assert cert["implementation"] == {"name": "acme", "version": "1.2", "profiles_claimed": ["core"]}
+    assert cert["seed"] == 7 and cert["tests"]["pass"] == 2
+
+
+def test_a_clause_title_is_its_whole_first_sentence(tmp_path: Path) -> None:
+    cert = certificate(tmp_path, [record("test_one", ["A-1"])])
+
+    assert cert["clauses"][0]["title"] == "Hosts keep things"
 
 
 def test_a_must_failure_is_non_conformant_with_the_case_and_a_replay_command(tmp_path: Path) -> None:
@@ -119,14 +132,29 @@ def test_a_must_failure_is_non_conformant_with_the_case_and_a_replay_command(tmp
     assert (cert["verdict"], cert["exit_code"]) == ("non-conformant", 1)
     assert statuses(cert)["A-1"] == "fail" and statuses(cert)["A-2"] == "pass"
     [entry] = cert["failures"]
-    assert entry["clauses"] == ["A-1"] and entry["level"] == "MUST"
+    assert entry["clauses"] == ["A-1"] and entry["level"] == "MUST" and entry["id"] == "failure-1"
     assert entry["case"] == {"fleet": {"seed": 3}, "policies": {"s0": {"mode": "auto"}}}
-    assert entry["observed"] == ["<script>alert(1)</script>"]
     assert entry["falsifying_example"] == "Falsifying example: test_one(seed=3)"
     assert entry["replay"] == (
-        "python -m pytest '--sut-cmd=node d.js' --conformance-examples=out/examples "
-        "'/somewhere/suite/test_x.py::test_one[http]'"
+        "mcp-conformance replay '--sut-cmd=node d.js' --seed=7 --examples=out/examples 'test_x.py::test_one[http]'"
     )
+
+
+def test_only_the_clauses_a_finding_names_are_failed(tmp_path: Path) -> None:
+    failing = record("test_one", ["A-1", "A-2"], "finding", findings=[finding(["A-2"])])
+
+    cert = certificate(tmp_path, [failing, record("test_two", ["A-1"])])
+
+    assert statuses(cert)["A-1"] == "pass" and statuses(cert)["A-2"] == "fail"
+    assert cert["clauses"][1]["failures"] == ["failure-1"]
+
+
+def test_every_distinct_failure_of_a_property_is_listed(tmp_path: Path) -> None:
+    three = [finding(["A-1"], "first"), finding(["A-1"], "second"), finding(["A-2"], "third")]
+
+    cert = certificate(tmp_path, [record("test_one", ["A-1", "A-2"], "finding", findings=three)])
+
+    assert [f["message"] for f in cert["failures"]] == ["first", "second", "third"]
 
 
 def test_a_should_failure_is_a_warning_and_exits_0(tmp_path: Path) -> None:
@@ -139,16 +167,57 @@ def test_a_should_failure_is_a_warning_and_exits_0(tmp_path: Path) -> None:
     assert any("A-2" in line for line in cert["why"])
 
 
-def test_a_failure_without_clauses_blames_the_clauses_the_test_cites(tmp_path: Path) -> None:
-    crashed = record("test_one", ["A-1"], "finding", findings=[finding([], "driver exited with code 3")])
+def test_protocol_findings_with_the_same_message_are_one_failure_that_blocks(tmp_path: Path) -> None:
+    crash = finding([], "run.open: driver exited with code 3 without answering", protocol=True)
+    tests = [record(f"test_{n}", ["A-1"], "finding", findings=[crash]) for n in range(3)]
 
-    cert = certificate(tmp_path, [crashed, record("test_two", ["A-2"])])
+    cert = certificate(tmp_path, [*tests, record("test_two", ["A-2"])])
 
-    assert statuses(cert)["A-1"] == "fail" and cert["exit_code"] == 1
+    [entry] = cert["failures"]
+    assert entry["label"] == "driver protocol" and len(entry["tests"]) == 3
+    assert (cert["verdict"], cert["exit_code"]) == ("non-conformant", 1)
+    assert "the driver protocol" in cert["why"][0]
+
+
+def test_tests_not_run_after_the_sut_broke_are_listed_as_such(tmp_path: Path) -> None:
+    crash = finding([], "driver did not answer within 30 s", protocol=True)
+    tests = [
+        record("test_one", ["A-1"], "finding", findings=[crash]),
+        record("test_two", ["A-2"], "not-run", message="not run: the SUT crashed or hung on 3 calls in a row"),
+    ]
+
+    cert = certificate(tmp_path, tests)
+
+    assert statuses(cert)["A-2"] == "not-run"
+    assert cert["exit_code"] == 1 and any("not run" in line for line in cert["why"])
+
+
+def test_a_run_cut_short_without_findings_is_incomplete(tmp_path: Path) -> None:
+    tests = [record("test_one", ["A-1"]), record("test_two", ["A-2"], "not-run", message="not run: time ran out")]
+
+    cut = certificate(tmp_path, tests)
+    stopped = certificate(tmp_path, [record("test_one", ["A-1"]), record("test_two", ["A-2"])], stopped="SIGTERM")
+
+    assert (cut["verdict"], cut["exit_code"]) == ("incomplete", 2)
+    assert (stopped["verdict"], stopped["exit_code"]) == ("incomplete", 2)
+    assert "SIGTERM" in stopped["why"][0]
+
+
+def test_processes_left_running_are_a_blocking_failure(tmp_path: Path) -> None:
+    cert = certificate(
+        tmp_path,
+        [record("test_one", ["A-1"]), record("test_two", ["A-2"])],
+        leftovers=(Leftover(4242, "sleep 1000"),),
+    )
+
+    assert cert["exit_code"] == 1
+    assert cert["failures"][0]["observed"] == ["4242: sleep 1000"]
 
 
 def test_a_test_that_breaks_in_setup_gives_no_verdict(tmp_path: Path) -> None:
-    cert = certificate(tmp_path, [record("test_one", ["A-1"], "error", message="fixture broke"), record("t2", ["A-2"])])
+    broke = record("test_one", ["A-1"], "error", message="fixture broke", when="setup")
+
+    cert = certificate(tmp_path, [broke, record("t2", ["A-2"])])
 
     assert (cert["verdict"], cert["exit_code"]) == ("error", 2)
     assert statuses(cert)["A-1"] == "error"
@@ -169,13 +238,23 @@ def test_a_subset_that_passes_is_a_partial_run(tmp_path: Path) -> None:
     assert statuses(cert)["A-2"] == "not-run"
 
 
+def test_a_clause_whose_only_test_failed_elsewhere_is_inconclusive(tmp_path: Path) -> None:
+    failing = record("test_one", ["A-1", "A-2"], "finding", findings=[finding(["A-2"])])
+
+    cert = certificate(tmp_path, [failing])
+
+    assert statuses(cert)["A-1"] == "inconclusive"
+
+
 def test_nothing_tested_or_no_initialize_is_an_error(tmp_path: Path) -> None:
     only_skips = certificate(tmp_path, [record("test_one", ["A-1"], "skip", message="not applicable")])
     no_session = certificate(tmp_path, [], session=None)
+    failed_start = certificate(tmp_path, [], session=session(implementation=None, problem="exited with code 3"))
 
     assert (only_skips["verdict"], only_skips["exit_code"]) == ("error", 2)
     assert statuses(only_skips)["A-1"] == "not-applicable"
     assert no_session["exit_code"] == 2
+    assert "exited with code 3" in failed_start["why"][0]
 
 
 def test_regression_mode_accepts_a_listed_failure(tmp_path: Path) -> None:
@@ -188,6 +267,15 @@ def test_regression_mode_accepts_a_listed_failure(tmp_path: Path) -> None:
     assert statuses(cert)["A-1"] == "expected-fail"
     assert cert["expectations"]["entries"][0]["status"] == "failure seen, as expected"
     assert cert["failures"][0]["expected_failure"] == [{"clause": "A-1", "reason": "lands in 2.0", "test": None}]
+
+
+def test_a_protocol_finding_is_never_expected(tmp_path: Path) -> None:
+    listed = (Expectation("A-1", "lands in 2.0"),)
+    crash = record("test_one", ["A-1"], "finding", findings=[finding([], "exited", protocol=True)])
+
+    cert = certificate(tmp_path, [crash, record("t2", ["A-2"])], listed, mode="regression")
+
+    assert cert["exit_code"] == 1
 
 
 def test_a_listed_failure_that_passes_is_stale(tmp_path: Path) -> None:
@@ -209,26 +297,20 @@ def test_an_expectation_for_one_test_does_not_cover_another(tmp_path: Path) -> N
     cert = certificate(tmp_path, [one, other, record("t2", ["A-2"])], listed, mode="regression")
 
     assert cert["exit_code"] == 1
-    assert [bool(f["expected_failure"]) for f in cert["failures"]] == [True, False]
+    assert {f["test"]: bool(f["expected_failure"]) for f in cert["failures"]} == {
+        "test_x.py::test_one": True,
+        "test_x.py::test_other": False,
+    }
 
 
-def test_the_three_files_are_written_and_the_html_escapes_everything(tmp_path: Path) -> None:
-    failing = record("test_one", ["A-1"], "finding", findings=[finding(["A-1"], "a <b>bold</b> claim")])
-    cert = certificate(tmp_path, [failing])
+def test_the_same_records_give_the_same_certificate(tmp_path: Path) -> None:
+    tests = [
+        record("test_b", ["A-2"], "finding", findings=[finding(["A-2"])]),
+        record("test_a", ["A-1"], "finding", findings=[finding(["A-1"])]),
+    ]
 
-    paths = write_certificate(cert, tmp_path)
+    forward = certificate(tmp_path, tests)
+    backward = certificate(tmp_path, list(reversed(tests)))
 
-    assert [p.name for p in paths] == ["certificate.json", "certificate.md", "certificate.html"]
-    assert json.loads(paths[0].read_text())["verdict"] == "non-conformant"
-    page = render_html(cert)
-    assert "<script>" not in page and "&lt;script&gt;" in page and "&lt;b&gt;bold" in page
-    assert "<link" not in page and "src=" not in page  # self-contained
-    text = render_markdown(cert)
-    assert "### A-1 (MUST)" in text and "Replay:" in text and '"seed": 3' in text
-
-
-@pytest.mark.parametrize("name", ["certificate.md", "certificate.html"])
-def test_the_readable_certificates_name_the_implementation(tmp_path: Path, name: str) -> None:
-    write_certificate(certificate(tmp_path, [record("test_one", ["A-1"])]), tmp_path)
-
-    assert "acme 1.2" in (tmp_path / name).read_text()
+    assert forward == backward
+    assert [f["clauses"] for f in forward["failures"]] == [["A-1"], ["A-2"]]

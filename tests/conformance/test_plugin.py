@@ -76,11 +76,24 @@ def test_the_options_are_listed_in_their_own_group(project: pytest.Pytester) -> 
             "adaptive MCP toolset conformance:",
             "  --sut=SPEC*",
             "  --sut-cmd=COMMAND*",
-            "  --profile={core,lexical,all}*",
+            "  --profile=PROFILE*",
             "  --sut-timeout=SECONDS*",
+            "  --clause=ID*",
+            "  --conformance-thoroughness=LEVEL*",
+            "  --conformance-shrink-time=SECONDS*",
+            "  --conformance-max-time=SECONDS*",
         ]
     )
     result.stdout.fnmatch_lines(["  conformance_sut (string):*", "  conformance_sut_cmd (string):*"])
+
+
+def test_every_option_has_an_ini_twin(project: pytest.Pytester) -> None:
+    from conformance._settings import OPTIONS
+
+    result = project.runpytest("--help")
+
+    for option in OPTIONS:
+        result.stdout.fnmatch_lines([f"  {option.dest} (*):*"])
 
 
 @pytest.mark.parametrize(
@@ -269,11 +282,14 @@ def test_a_crashing_driver_fails_one_test_and_the_next_runs_on_a_fresh_one(proje
 
 
 def test_the_plugin_module_imports_nothing_heavy() -> None:
-    code = "import sys, conformance.plugin; print(sorted(m for m in sys.modules if m.startswith(('conformance', 'anyio'))))"
+    code = (
+        "import sys, conformance.plugin; "
+        "print(sorted(m for m in sys.modules if m.startswith(('conformance', 'anyio', 'hypothesis', 'mcp'))))"
+    )
 
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
 
-    assert out.strip() == "['conformance', 'conformance.plugin']"
+    assert out.strip() == "['conformance', 'conformance._keys', 'conformance._settings', 'conformance.plugin']"
 
 
 def test_the_shipped_suite_is_inside_the_package() -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["DEFECTS", "Defect", "apply"]
+__all__ = ["DEFECTS", "SAMPLE", "Defect", "apply"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +50,17 @@ def _defects() -> dict[str, Defect]:
 
 #: Every defect by name, with the clause the suite must catch it on.
 DEFECTS: dict[str, Defect] = _defects()
+#: The defects the default test command runs: one per kind of check (a budget, a policy
+#: boundary, the gate, a property over pagination, the lexical order).
+SAMPLE: frozenset[str] = frozenset(
+    {
+        "first_round_97",
+        "string_true_is_true",
+        "gate_calls_before_refusing",
+        "pagination_ignored",
+        "ties_by_listing_order",
+    }
+)
 
 
 def apply(name: str) -> None:

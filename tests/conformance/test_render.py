@@ -1,0 +1,115 @@
+"""The certificate written out: pinned Markdown, HTML and badge, escaping, atomic files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+
+from conformance._certificate import Certificate
+from conformance._expectations import Expectation
+from conformance._records import PropertyStats
+from conformance._render import FILES, render_badge, render_html, render_markdown, write_certificate
+from tests.conformance.test_certificate import certificate, finding, record
+
+
+class TextSnapshot(SingleFileSnapshotExtension):
+    """One readable file per snapshot, named for the test."""
+
+    _write_mode = WriteMode.TEXT
+
+    @classmethod
+    def get_snapshot_name(cls, *, test_location, index):  # type: ignore[no-untyped-def,override]
+        return str(super().get_snapshot_name(test_location=test_location, index=index))
+
+
+@pytest.fixture
+def text_snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
+    return snapshot.use_extension(TextSnapshot)
+
+
+def sample(tmp_path: Path) -> Certificate:
+    """A certificate with every part: a MUST failure, a protocol failure, an expected one, an error."""
+    stats = PropertyStats(
+        max_examples=12, examples=4, cut_short=False, shrink_steps=31, shrink_seconds=2.5, shrink_stopped="time"
+    )
+    tests = [
+        record("test_one", ["A-1"], "finding", findings=[finding(["A-1"], "a <b>bold</b> claim")], property=stats),
+        record(
+            "test_two",
+            ["A-2"],
+            "finding",
+            findings=[finding([], "run.open: driver exited with code 3 without answering", protocol=True)],
+        ),
+        record("test_three", ["A-2"], "finding", findings=[finding(["A-2"], "known gap")]),
+        record("test_four", ["A-2"], "error", message="fixture 'fleets' broke: OSError: no ports", when="setup"),
+    ]
+    cert = certificate(
+        tmp_path,
+        tests,
+        (Expectation("A-2", "tidying lands in 2.0", test="test_x.py::test_three"),),
+        mode="regression",
+        expectations_file="known.toml",
+        seconds=12.5,
+    )
+    cert["suite"] = {"package": "mcp-adaptive-conformance", "version": "9.9.9", "spec_sha256": "0" * 64}
+    cert["working_directory"] = "/work"
+    return cert
+
+
+def test_the_markdown_certificate_is_pinned(tmp_path: Path, text_snapshot: SnapshotAssertion) -> None:
+    assert render_markdown(sample(tmp_path)) == text_snapshot
+
+
+def test_the_html_certificate_is_pinned(tmp_path: Path, text_snapshot: SnapshotAssertion) -> None:
+    assert render_html(sample(tmp_path)) == text_snapshot
+
+
+def test_the_badge_is_pinned(tmp_path: Path, text_snapshot: SnapshotAssertion) -> None:
+    assert render_badge(sample(tmp_path)) == text_snapshot
+
+
+def test_both_documents_open_with_the_verdict_and_the_summary(tmp_path: Path) -> None:
+    cert = sample(tmp_path)
+
+    markdown, page = render_markdown(cert), render_html(cert)
+
+    assert markdown.splitlines()[2] == "> **Verdict: non-conformant** (exit code 1)"
+    assert markdown.index("| clauses |") < markdown.index("## Contents") < markdown.index("## Run")
+    assert page.index('class="banner bad"') < page.index("<th>clauses</th>") < page.index("<h2>Contents</h2>")
+
+
+def test_failures_are_grouped_by_clause_with_anchors_the_contents_link_to(tmp_path: Path) -> None:
+    markdown = render_markdown(sample(tmp_path))
+
+    assert "[A-1](#clause-a-1)" in markdown and '<a name="clause-a-1"></a>' in markdown
+    assert "[driver protocol](#clause-driver-protocol)" in markdown
+
+
+def test_the_html_escapes_every_value_and_loads_nothing(tmp_path: Path) -> None:
+    page = render_html(sample(tmp_path))
+
+    assert "<script>" not in page and "&lt;script&gt;" in page and "&lt;b&gt;bold" in page
+    assert "<link" not in page and "src=" not in page
+
+
+def test_a_long_note_is_never_cut(tmp_path: Path) -> None:
+    long_message = "the server " + "r" * 400 + ": [" + "x" * 200 + "]"
+    cert = certificate(tmp_path, [record("test_one", ["A-1"], "finding", findings=[finding(["A-1"], long_message)])])
+
+    assert long_message in render_html(cert) and long_message in render_markdown(cert)
+
+
+def test_the_files_are_written_and_replace_the_old_ones_whole(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "certificate.json").write_text("old")
+
+    paths = write_certificate(sample(tmp_path), out)
+
+    assert [p.name for p in paths] == list(FILES)
+    assert json.loads((out / "certificate.json").read_text())["verdict"] == "non-conformant"
+    assert sorted(p.name for p in out.iterdir()) == sorted(FILES)
