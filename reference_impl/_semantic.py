@@ -240,7 +240,10 @@ class SemanticIndex:
             by_lexical = sorted(lexical, key=lambda i: (-lexical[i] - self._static[i], self._qname[i]))
             for rank, i in enumerate(by_lexical, 1):
                 fused[i] += 1 / (p.fusion_k + rank)
-            for rank, i in enumerate(sorted(range(n), key=lambda i: (-cosine[i], self._qname[i])), 1):
+            # Only tools the embedding finds similar at all are ranked by it: with no similar
+            # tool (an empty message) the order must not fall back on names.
+            by_cosine = sorted((i for i in range(n) if cosine[i] > 0), key=lambda i: (-cosine[i], self._qname[i]))
+            for rank, i in enumerate(by_cosine, 1):
                 fused[i] += 1 / (p.fusion_k + rank)
             fused = [f + self._static[i] * 1e-3 for i, f in enumerate(fused)]
         elif self._encoder is not None:

@@ -94,6 +94,12 @@ def test_fusion_adds_reciprocal_ranks_and_a_breakdown_explains_the_score() -> No
     assert str(breakdown).startswith(f"{scores[top]:.4f} (terms=")
 
 
+def test_an_empty_message_leaves_the_order_to_the_static_prior_not_to_names() -> None:
+    system = "restart instances"
+    assert list(index(system=system, dense=True).order("")) == list(index(system=system).order(""))
+    assert names(index(system=system, dense=True).order(""))[0] == "restart_instance"
+
+
 _text = st.text(alphabet="abc _-重启实例prlistgetcreate", max_size=24)
 _tools = tool_lists(_text)
 
