@@ -4,6 +4,7 @@ Open a run with :func:`open_toolset`; read :meth:`AdaptiveToolset.definitions` b
 every model request; send every tool call through :meth:`AdaptiveToolset.call`.
 """
 
+from ._analysis import RankerUnavailableError
 from ._budgets import DYNAMIC_LIMIT, FAIRNESS_CAP, FIRST_ROUND_LIMIT, REQUEST_LIMIT, Budgets
 from ._catalog import Catalog, CatalogEntry, exposed_name, qualified_name
 from ._config import HttpTarget, MemoryTarget, ServerConfig, StdioTarget, Target, ToolPolicy
@@ -71,6 +72,7 @@ __all__ = [
     # errors
     "ConfigurationError",
     "McpToolSelectionError",
+    "RankerUnavailableError",
     "RequestTooLargeError",
     "SelectionError",
     "ServerConnectionError",

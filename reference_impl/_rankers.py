@@ -7,10 +7,15 @@ name, and ``matches`` limited to tools with at least one signal from the query.
 
 :class:`Bm25Ranker` scores with BM25F over an inverted index of the catalog: a tool's name
 and its server id weigh more than its description, stop words are dropped, plurals are
-folded, and a small bilingual lexicon maps common synonyms (``PR``, ``ticket``, ``reboot``,
-``工单``, ``截图`` …) onto the words tools are described with. Each query word's
-contribution to each tool is computed once, when the run opens, so a query costs one pass
-over the postings of its own words.
+folded, and the design's aliases (``pr`` and ``合并请求`` → pull request, ``工单`` → issue,
+``评审`` → review, ``日志`` → log) add their targets' words; it needs nothing beyond the
+standard library. Each query word's contribution to each tool is computed once, when the
+run opens, so a query costs one pass over the postings of its own words.
+
+The rankers built on general resources (stemming, Chinese segmentation, a bilingual
+dictionary, static embeddings) live in :mod:`reference_impl._semantic`; their optional
+dependencies are imported when one of them is made, and a missing one is a
+:class:`~reference_impl._analysis.RankerUnavailableError` naming the extra that installs it.
 """
 
 from __future__ import annotations
@@ -21,9 +26,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from heapq import heapify, heappop, merge
 
-from ._ranking import LexicalRanker, Ranker, ScoreBreakdown, ToolDoc
+from ._ranking import ALIASES, LexicalRanker, Ranker, ScoreBreakdown, ToolDoc
 
 __all__ = ["RANKERS", "Bm25Breakdown", "Bm25Index", "Bm25Params", "Bm25Ranker", "make_ranker", "terms"]
+
+# The design's aliases, as triggers of the words their targets are made of; the only mapping
+# from a word to others, so that nothing here is tuned to a task set.
+LEXICON: tuple[tuple[str, str], ...] = tuple((trigger, target.replace("_", " ")) for trigger, target in ALIASES)
 
 _TOKEN = re.compile(r"[^\W_]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -55,264 +64,6 @@ READ_NAME = _set("list get search find read view describe query preview download
 WRITE_NAME = _set(
     "create update delete remove reopen assign approve publish rerun cancel start restart rename invite upload "
     "set archive resolve load click type hover press select fill evaluate close clear scroll navigate"
-)
-
-# Synonyms: a trigger in the query adds the words on the right, at a discount. ASCII
-# triggers match whole words (phrases as word sequences), other triggers as substrings.
-LEXICON: tuple[tuple[str, str], ...] = (
-    ("pr", "pull request"),
-    ("prs", "pull request"),
-    ("mr", "pull request"),
-    ("merge request", "pull request"),
-    ("ticket", "issue"),
-    ("bug", "issue"),
-    ("repo", "repository"),
-    ("codebase", "repository file"),
-    ("source", "file"),
-    ("lgtm", "approve review"),
-    ("ci", "workflow run"),
-    ("actions", "workflow"),
-    ("build", "workflow run"),
-    ("re run", "rerun"),
-    ("rerun", "rerun"),
-    ("again", "rerun reopen"),
-    ("security", "code scanning alert"),
-    ("vulnerability", "code scanning alert"),
-    ("tag", "release"),
-    ("public", "publish"),
-    ("ship", "publish release"),
-    ("sprint", "cycle"),
-    ("iteration", "cycle"),
-    ("people", "user"),
-    ("person", "user"),
-    ("member", "user"),
-    ("profile", "user"),
-    ("teammate", "user"),
-    ("note", "comment"),
-    ("reply", "comment"),
-    ("emoji", "reaction"),
-    ("thumbs", "reaction"),
-    ("message", "message"),
-    ("discussed", "history message"),
-    ("chat", "message channel"),
-    ("room", "channel"),
-    ("remind", "reminder"),
-    ("share", "upload file"),
-    ("ec2", "instance"),
-    ("vm", "instance"),
-    ("server", "instance"),
-    ("machine", "instance"),
-    ("reboot", "restart"),
-    ("terminate", "delete"),
-    ("s3", "bucket"),
-    ("lambda", "function"),
-    ("serverless", "function"),
-    ("rds", "database instance"),
-    ("postgres", "database instance"),
-    ("mysql", "database instance"),
-    ("cname", "dns record"),
-    ("domain", "dns record"),
-    ("password", "secret"),
-    ("key", "secret"),
-    ("credential", "secret"),
-    ("spend", "cost report"),
-    ("spent", "cost report"),
-    ("billing", "cost report"),
-    ("bill", "cost report"),
-    ("wiki", "page"),
-    ("doc", "page document"),
-    ("paragraph", "block"),
-    ("workspace", "space"),
-    ("sql", "query"),
-    ("etl", "pipeline"),
-    ("ingestion", "pipeline"),
-    ("kick off", "start"),
-    ("trigger", "start"),
-    ("kill", "cancel"),
-    ("abort", "cancel"),
-    ("drop", "delete"),
-    ("peek", "preview row"),
-    ("sample", "preview row"),
-    ("import", "load csv"),
-    ("ingest", "load"),
-    ("rows", "row result"),
-    ("returned", "result"),
-    ("output", "result"),
-    ("tab", "tab"),
-    ("url", "tab"),
-    ("bookmark", "bookmark"),
-    ("back", "navigate back"),
-    ("previous", "navigate back"),
-    ("screen", "screenshot"),
-    ("capture", "screenshot snapshot"),
-    ("accessibility", "snapshot"),
-    ("tap", "click"),
-    ("button", "click"),
-    ("enter", "press key"),
-    ("keyboard", "key press"),
-    ("mouse", "hover"),
-    ("dropdown", "select option"),
-    ("choose", "select option"),
-    ("pick", "select option"),
-    ("signup", "fill form"),
-    ("javascript", "evaluate"),
-    ("js", "evaluate"),
-    ("script", "evaluate"),
-    ("picker", "file upload"),
-    ("pdf", "pdf save"),
-    ("print", "pdf"),
-    ("visible", "page text"),
-    ("localstorage", "local storage"),
-    ("location", "geolocation"),
-    ("gps", "geolocation"),
-    ("console", "console message"),
-    ("errors", "console message"),
-    ("network", "network request"),
-    ("downloaded", "download"),
-    ("logged out", "clear cookie"),
-    ("attach", "attachment"),
-    ("attached", "attachment"),
-    ("fix", "update"),
-    ("typo", "update"),
-    ("edit", "update"),
-    ("change", "update"),
-    ("modify", "update"),
-    ("bump", "update"),
-    ("push back", "update"),
-    ("add", "create"),
-    ("new", "create"),
-    ("make", "create"),
-    ("file a", "create issue"),
-    ("spin up", "create"),
-    ("set up", "create"),
-    ("store", "create"),
-    ("remove", "delete"),
-    ("erase", "delete"),
-    ("show", "list get"),
-    ("see", "list get"),
-    ("what", "get list"),
-    ("which", "list"),
-    ("fetch", "get"),
-    ("details", "get"),
-    ("open", "get"),
-    ("look", "get search"),
-    ("lookup", "search"),
-    ("locate", "find search"),
-    ("where", "find"),
-    ("mention", "search"),
-    ("about", "search"),
-    ("touched", "search commit"),
-    ("state", "status"),
-    ("healthy", "describe status"),
-    ("engine", "describe"),
-    ("behind", "describe"),
-    ("schedule", "pipeline"),
-    ("scheduled", "pipeline"),
-    ("running", "job"),
-    ("taking", "job"),
-    ("forever", "job cancel"),
-    ("expand", "hover"),
-    ("join", "view"),
-    ("storage", "object bucket"),
-    ("合并请求", "pull request"),
-    ("拉取请求", "pull request"),
-    ("工单", "issue"),
-    ("问题", "issue"),
-    ("缺陷", "issue"),
-    ("仓库", "repository"),
-    ("分支", "branch"),
-    ("提交", "commit"),
-    ("版本", "release"),
-    ("评论", "comment"),
-    ("列出", "list"),
-    ("查看", "get list"),
-    ("查询", "query search"),
-    ("获取", "get"),
-    ("搜索", "search"),
-    ("查找", "find search"),
-    ("创建", "create"),
-    ("新建", "create"),
-    ("新开", "create"),
-    ("添加", "create"),
-    ("设置", "create set"),
-    ("删除", "delete"),
-    ("移除", "remove delete"),
-    ("更新", "update"),
-    ("修改", "update"),
-    ("重新打开", "reopen"),
-    ("分配", "assign"),
-    ("指派", "assign"),
-    ("截图", "screenshot"),
-    ("截个图", "screenshot"),
-    ("截屏", "screenshot"),
-    ("点击", "click"),
-    ("按钮", "click"),
-    ("输入", "type"),
-    ("滚动", "scroll"),
-    ("标签页", "tab"),
-    ("浏览器", "browser"),
-    ("后退", "navigate back"),
-    ("上一页", "navigate back"),
-    ("书签", "bookmark"),
-    ("下载", "download"),
-    ("上传", "upload"),
-    ("文件", "file"),
-    ("表", "table"),
-    ("数据仓库", "warehouse"),
-    ("数据集", "dataset"),
-    ("视图", "view"),
-    ("仪表盘", "dashboard"),
-    ("管道", "pipeline"),
-    ("流水线", "pipeline"),
-    ("启动", "start"),
-    ("任务", "job task"),
-    ("取消", "cancel"),
-    ("结果", "result"),
-    ("频道", "channel"),
-    ("拉进", "invite"),
-    ("邀请", "invite"),
-    ("消息", "message"),
-    ("聊天记录", "history message"),
-    ("用户", "user"),
-    ("成员", "user"),
-    ("提醒", "reminder"),
-    ("状态", "status"),
-    ("表情", "reaction"),
-    ("实例", "instance"),
-    ("服务器", "instance"),
-    ("重启", "restart"),
-    ("存储桶", "bucket"),
-    ("对象", "object"),
-    ("函数", "function"),
-    ("数据库", "database"),
-    ("负载均衡", "load balancer"),
-    ("域名", "dns record"),
-    ("密钥", "secret"),
-    ("费用", "cost report"),
-    ("账单", "cost report"),
-    ("成本", "cost report"),
-    ("导出", "export"),
-    ("日志", "log"),
-    ("页面", "page"),
-    ("文档", "page document"),
-    ("模板", "template"),
-    ("附件", "attachment"),
-    ("项目", "project"),
-    ("里程碑", "milestone"),
-    ("迭代", "cycle"),
-    ("团队", "team"),
-    ("标签", "label"),
-    ("工作流", "workflow run"),
-    ("代码扫描", "code scanning"),
-    ("告警", "alert"),
-    ("详细", "get"),
-    ("归档", "archive"),
-    ("重命名", "rename"),
-    ("解决", "resolve"),
-    ("空间", "space"),
-    ("工作区", "workspace"),
-    ("最近", "recent"),
-    ("预览", "preview"),
 )
 
 
@@ -376,7 +127,7 @@ class Bm25Breakdown(ScoreBreakdown):
 @dataclass(slots=True)
 class _Parsed:
     source: str
-    weights: dict[str, float]  # query term -> weight (1 for the user's words, less for synonyms)
+    weights: dict[str, float]  # query term -> weight (1 for the user's words, alias_weight for alias targets)
     read: bool
     write: bool
     scores: dict[int, float] = field(default_factory=dict)
@@ -392,13 +143,13 @@ class Bm25Params:
     name_weight: float = 3.0
     server_weight: float = 2.0
     description_weight: float = 1.0
-    synonym_weight: float = 0.6
+    alias_weight: float = 1.0
     system_weight: float = 0.1
     read_only_prior: float = 0.05
     read_bonus: float = 0.4
     write_penalty: float = 1.5
     write_read_penalty: float = 0.6
-    synonyms: bool = True
+    aliases: bool = True
 
 
 class Bm25Index:
@@ -407,7 +158,7 @@ class Bm25Index:
     def __init__(self, tools: Sequence[ToolDoc], system_prompt: str, params: Bm25Params) -> None:
         self.tools = tuple(tools)
         self.params = params
-        self._triggers = _compile(LEXICON) if params.synonyms else ()
+        self._triggers = _compile(LEXICON) if params.aliases else ()
         self._last: _Parsed | None = None
         p = params
         weighted: list[dict[str, float]] = []
@@ -474,7 +225,7 @@ class Bm25Index:
                 fired = trigger.substring in folded
             if fired:
                 for term in trigger.adds:
-                    weights[term] = max(weights.get(term, 0.0), self.params.synonym_weight)
+                    weights[term] = max(weights.get(term, 0.0), self.params.alias_weight)
         words = set(raw) | set(own)
         parsed = _Parsed(
             source=query,
@@ -549,7 +300,7 @@ def _shifted(
 
 
 class Bm25Ranker:
-    """BM25F with field weights, stop words, plural folding and a synonym lexicon (``core`` only)."""
+    """BM25F with field weights, stop words, plural folding and the design's aliases (``core`` only)."""
 
     def __init__(self, params: Bm25Params | None = None, *, name: str = "bm25") -> None:
         self.params = params or Bm25Params()
@@ -559,15 +310,27 @@ class Bm25Ranker:
         return Bm25Index(tools, system_prompt, self.params)
 
 
-def _plain_bm25() -> Ranker:
-    return Bm25Ranker(Bm25Params(synonyms=False), name="bm25-plain")
+def _semantic(name: str) -> Callable[[], Ranker]:
+    def factory() -> Ranker:
+        from . import _semantic
+
+        ranker: Ranker = {
+            "bm25-stem": _semantic.StemmedBm25Ranker,
+            "dense": _semantic.DenseRanker,
+            "hybrid": _semantic.HybridRanker,
+        }[name]()
+        return ranker
+
+    return factory
 
 
 #: Rankers by name, as ``python -m reference_impl.driver --ranker NAME`` selects them.
 RANKERS: dict[str, Callable[[], Ranker]] = {
     "lexical": LexicalRanker,
     "bm25": Bm25Ranker,
-    "bm25-plain": _plain_bm25,
+    "bm25-stem": _semantic("bm25-stem"),
+    "dense": _semantic("dense"),
+    "hybrid": _semantic("hybrid"),
 }
 
 

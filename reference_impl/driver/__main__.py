@@ -12,6 +12,7 @@ import sys
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from .._analysis import RankerUnavailableError
 from .._errors import ToolsetError
 from .._rankers import RANKERS, make_ranker
 from ._session import DriverError, ReferenceDriver
@@ -128,7 +129,11 @@ def main(argv: list[str] | None = None) -> None:
         help="the ranker of every run; only 'lexical' claims the lexical profile (default: lexical)",
     )
     args = parser.parse_args(argv)
-    asyncio.run(serve(ReferenceDriver(ranker=make_ranker(args.ranker), list_timeout=args.list_timeout)))
+    try:
+        ranker = make_ranker(args.ranker)
+    except RankerUnavailableError as error:
+        parser.exit(2, f"{parser.prog}: --ranker {args.ranker}: {error}\n")
+    asyncio.run(serve(ReferenceDriver(ranker=ranker, list_timeout=args.list_timeout)))
 
 
 if __name__ == "__main__":

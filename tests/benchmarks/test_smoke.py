@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
+
+import pytest
 
 from benchmarks.__main__ import main
 from benchmarks._catalogs import realistic
-from benchmarks._quality import load_tasks
+from benchmarks._quality import BLIND_TASKS, load_tasks
+
+BLIND_DIGEST = "c40d5218ab09464a83cf6b9fd1055567a92dc7f47697ac3554ed25f788f8e035"
 
 
 def test_the_smoke_run_completes_and_writes_every_table(tmp_path: Path) -> None:
@@ -16,14 +21,42 @@ def test_the_smoke_run_completes_and_writes_every_table(tmp_path: Path) -> None:
     for title in (
         "### Catalog build and indexing",
         "### Selection and discovery",
-        "### Selection quality",
-        "### Held-out recall after one discovery call",
+        "### Selection quality: two task sets",
+        "### Blind set by language and kind",
+        "### First set by language and kind",
+        "### What each ranker is built from",
+        "### Ranker cost at 500 tools",
         "### Fleet throughput",
     ):
         assert title in text
-    assert "| lexical | held-out |" in text
-    assert "| bm25 | held-out |" in text
+    for ranker in ("lexical", "bm25", "bm25-stem", "dense", "hybrid"):
+        assert f"| {ranker} | first, held-out |" in text
+        assert f"| {ranker} | blind |" in text
     assert "| HTTP: list every tool of every server |" in text
+
+
+def test_only_the_chosen_sections_are_regenerated_and_the_others_kept(tmp_path: Path) -> None:
+    output = tmp_path / "BENCHMARKS.md"
+    output.write_text("# Benchmarks\n\nHeader.\n\n## Fleet throughput\n\nkept as it was\n", encoding="utf-8")
+    assert main(["--smoke", "--sections", "ranker-cost", "--output", str(output)]) == 0
+    text = output.read_text(encoding="utf-8")
+    assert text.startswith("# Benchmarks\n\nHeader.\n")
+    assert "kept as it was" in text and "### Ranker cost at 500 tools" in text
+    assert text.index("## Ranker cost") < text.index("## Fleet throughput")
+    with pytest.raises(SystemExit):
+        main(["--sections", "nope", "--output", str(output)])
+
+
+def test_the_blind_set_is_frozen_with_a_query_per_task() -> None:
+    tasks = load_tasks(BLIND_TASKS)
+    tools = {f"{sid}__{t['name']}" for sid, listing in realistic().items() for t in listing}
+    assert len(tasks) == 207
+    assert {t.tool for t in tasks} <= tools
+    assert all(t.query and t.query != t.text for t in tasks)
+    assert {t.kind for t in tasks} == {"direct", "synonym", "paraphrase", "vague"}
+    assert sum(t.language == "zh" for t in tasks) * 3 >= len(tasks)
+    digest = hashlib.sha256(BLIND_TASKS.read_bytes()).hexdigest()
+    assert digest == BLIND_DIGEST, "the blind task set is frozen: never edit it"
 
 
 def test_the_task_set_labels_real_tools_and_splits_into_two_halves() -> None:
