@@ -65,11 +65,11 @@ def test_policies_shrink_to_auto_mode_alone() -> None:
     [
         (lambda: fleet_specs(min_servers=3, max_servers=2), "max_servers must be"),
         (lambda: fleet_specs(max_tools=-1), "max_tools must be"),
-        (lambda: fleet_specs(max_servers="4"), "max_servers must be an integer, got '4'"),
+        (lambda: fleet_specs(max_servers="4"), "max_servers must be an integer, got '4'"),  # type: ignore[arg-type]
         (lambda: server_specs(server_id="bad__id"), "server_id must be"),
         (lambda: server_specs(domains=["knitting"]), "domains must be"),
-        (lambda: tool_specs(raw="yes"), "raw must be True or False"),
-        (lambda: tool_policies("github"), "server must be a ServerSpec"),
+        (lambda: tool_specs(raw="yes"), "raw must be True or False"),  # type: ignore[arg-type]
+        (lambda: tool_policies("github"), "server must be a ServerSpec"),  # type: ignore[arg-type]
     ],
 )
 def test_invalid_strategy_arguments_fail_at_once_naming_the_argument(make: Any, message: str) -> None:

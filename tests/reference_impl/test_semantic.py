@@ -67,8 +67,8 @@ def test_a_chinese_message_reaches_english_tools_through_the_glossary() -> None:
 
 
 def test_a_server_id_matches_every_tool_of_that_server() -> None:
-    for params in ({}, {"dense": True}, {"lexical": False, "dense": True}):
-        assert set(names(index(**params).matches("aws"))) >= {"restart_instance", "delete_bucket"}
+    for built in (index(), index(dense=True), index(lexical=False, dense=True)):
+        assert set(names(built.matches("aws"))) >= {"restart_instance", "delete_bucket"}
 
 
 def test_a_dense_neighbour_matches_a_query_that_shares_no_stem_with_it() -> None:

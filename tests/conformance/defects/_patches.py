@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from reference_impl import _budgets, _catalog, _connections, _policy, _selection, _toolset
+from reference_impl import _budgets, _catalog, _config, _connections, _policy, _ranking, _selection, _toolset
 from reference_impl._catalog import Catalog, CatalogEntry
 from reference_impl._config import ToolPolicy
 from reference_impl._toolset import AdaptiveToolset
@@ -24,20 +24,31 @@ __all__: list[str] = []
 Budgets = _budgets.Budgets
 
 
+def _swap(owner: object, name: str, value: object) -> None:
+    """Replace ``owner.name``, which must exist: the one way a defect patches the reference."""
+    if not hasattr(owner, name):
+        raise AttributeError(f"{owner!r} has no attribute {name!r} to patch")
+    setattr(owner, name, value)
+
+
 # Budgets ---------------------------------------------------------------------------------
 
 
 def first_round_97() -> None:
     """First-round capacity computed from 97 instead of 96."""
-    Budgets.first_round_capacity = property(  # type: ignore[method-assign,assignment]
-        lambda self: _budgets.FIRST_ROUND_LIMIT + 1 - self.base_tools - self.discovery_tools
+    _swap(
+        Budgets,
+        "first_round_capacity",
+        property(lambda self: _budgets.FIRST_ROUND_LIMIT + 1 - self.base_tools - self.discovery_tools),
     )
 
 
 def dynamic_113() -> None:
     """Dynamic capacity computed from 113 instead of 112."""
-    Budgets.dynamic_capacity = property(  # type: ignore[method-assign,assignment]
-        lambda self: _budgets.DYNAMIC_LIMIT + 1 - self.base_tools - self.discovery_tools
+    _swap(
+        Budgets,
+        "dynamic_capacity",
+        property(lambda self: _budgets.DYNAMIC_LIMIT + 1 - self.base_tools - self.discovery_tools),
     )
 
 
@@ -49,7 +60,7 @@ def no_final_check() -> None:
     ) -> list[dict[str, Any]]:
         return [dict(tool) for tool in definitions] + [dict(tool) for tool in extra_tools]
 
-    _session.assemble_request = assemble_request  # type: ignore[assignment]
+    _swap(_session, "assemble_request", assemble_request)
 
 
 # Policy ----------------------------------------------------------------------------------
@@ -65,7 +76,7 @@ def _patch_read_only(read_only: Any) -> None:
         return original(entry, policy)
 
     _policy.exclusion_reason = exclusion_reason
-    _toolset.exclusion_reason = exclusion_reason  # type: ignore[attr-defined]
+    _swap(_toolset, "exclusion_reason", exclusion_reason)
 
 
 def _allow_side_effects(policy: ToolPolicy) -> ToolPolicy:
@@ -97,7 +108,7 @@ def pinned_beats_deny() -> None:
         return original(entry, policy)
 
     _policy.exclusion_reason = exclusion_reason
-    _toolset.exclusion_reason = exclusion_reason  # type: ignore[attr-defined]
+    _swap(_toolset, "exclusion_reason", exclusion_reason)
 
 
 # Execution gate --------------------------------------------------------------------------
@@ -129,7 +140,7 @@ def gate_checks_prefix_only() -> None:
             return await self._connections[server_id].call(tool, arguments or {})
         return await original(self, name, arguments)
 
-    AdaptiveToolset.call = call  # type: ignore[method-assign]
+    _swap(AdaptiveToolset, "call", call)
 
 
 def gate_calls_before_refusing() -> None:
@@ -158,7 +169,7 @@ def gate_calls_before_refusing() -> None:
                 await self._connections[server_id].call(tool, args)
         return await original(self, name, arguments)
 
-    AdaptiveToolset.call = call  # type: ignore[method-assign]
+    _swap(AdaptiveToolset, "call", call)
 
 
 # Definitions -----------------------------------------------------------------------------
@@ -168,16 +179,17 @@ def definitions_frozen() -> None:
     """Definitions are copied when the run opens; discovered tools never appear in them."""
     original_init = AdaptiveToolset.__init__
     original_definitions = AdaptiveToolset.definitions
+    frozen: dict[int, list[dict[str, Any]]] = {}
 
     def __init__(self: AdaptiveToolset, *args: Any, **kwargs: Any) -> None:
         original_init(self, *args, **kwargs)
-        self._frozen_definitions = original_definitions(self)  # type: ignore[attr-defined]
+        frozen[id(self)] = original_definitions(self)
 
     def definitions(self: AdaptiveToolset) -> list[dict[str, Any]]:
-        return [dict(tool) for tool in self._frozen_definitions]  # type: ignore[attr-defined]
+        return [dict(tool) for tool in frozen[id(self)]]
 
-    AdaptiveToolset.__init__ = __init__  # type: ignore[method-assign]
-    AdaptiveToolset.definitions = definitions  # type: ignore[method-assign]
+    _swap(AdaptiveToolset, "__init__", __init__)
+    _swap(AdaptiveToolset, "definitions", definitions)
 
 
 # Cleanup ---------------------------------------------------------------------------------
@@ -200,7 +212,7 @@ def leaks_on_error() -> None:
         list_timeout: float = _toolset.DEFAULT_LIST_TIMEOUT,
         call_timeout: float | None = None,
     ) -> AsyncIterator[AdaptiveToolset]:
-        _toolset.validate_servers(servers)
+        _config.validate_servers(servers)
         base = _toolset._check_base_tools(base_tools)
         connections = {
             server.id: _connections.Connection(server, list_timeout=list_timeout, call_timeout=call_timeout)
@@ -216,10 +228,10 @@ def leaks_on_error() -> None:
             catalog = Catalog.from_listings({sid: c.tools for sid, c in connections.items()})
             eligibility = _policy.resolve_policies(servers, catalog)
             docs = [
-                _toolset.ToolDoc(e.qualified_name, e.server_id, e.name, e.description, e.read_only)
+                _ranking.ToolDoc(e.qualified_name, e.server_id, e.name, e.description, e.read_only)
                 for e in catalog.entries
             ]
-            index = (ranker or _toolset.LexicalRanker()).index(docs, system_prompt)
+            index = (ranker or _ranking.LexicalRanker()).index(docs, system_prompt)
             budgets = Budgets(base_tools=len(base), discovery_tools=1 if eligibility.auto_servers else 0)
             toolset = AdaptiveToolset(servers, connections, catalog, eligibility, index, budgets, base, user_message)
         except BaseException:
@@ -232,7 +244,7 @@ def leaks_on_error() -> None:
                 connection.stop.set()
             await asyncio.gather(*tasks, return_exceptions=True)
 
-    _session.open_toolset = open_toolset  # type: ignore[assignment]
+    _swap(_session, "open_toolset", open_toolset)
 
 
 # Ranking ---------------------------------------------------------------------------------
@@ -249,10 +261,10 @@ def ties_by_listing_order() -> None:
     for nothing else, so the documents get a listing-position key in its place.
     """
     original_from_listings = Catalog.from_listings.__func__  # type: ignore[attr-defined]
-    original_doc = _toolset.ToolDoc
+    original_doc = _ranking.ToolDoc
 
     def from_listings(cls: type[Catalog], listings: Mapping[str, Sequence[Any]]) -> Catalog:
-        catalog = original_from_listings(cls, listings)
+        catalog: Catalog = original_from_listings(cls, listings)
         _LISTING_POSITION.clear()
         position = 0
         for server_id, tools in listings.items():
@@ -268,8 +280,8 @@ def ties_by_listing_order() -> None:
         key = f"{_LISTING_POSITION.get(qualified, 0):012d}"
         return original_doc(key, server_id, name, description, read_only)
 
-    Catalog.from_listings = classmethod(from_listings)  # type: ignore[method-assign,assignment]
-    _toolset.ToolDoc = tool_doc  # type: ignore[assignment,misc]
+    _swap(Catalog, "from_listings", classmethod(from_listings))
+    _swap(_toolset, "ToolDoc", tool_doc)
 
 
 # Catalog ---------------------------------------------------------------------------------
@@ -286,7 +298,7 @@ def pagination_ignored() -> None:
             raise self._malformed(error) from None
         return self._raw_tools(page)
 
-    _connections.Connection._list_all = _list_all  # type: ignore[method-assign]
+    _swap(_connections.Connection, "_list_all", _list_all)
 
 
 # Selection -------------------------------------------------------------------------------
@@ -294,7 +306,7 @@ def pagination_ignored() -> None:
 
 def no_fairness_cap() -> None:
     """The first round caps a server only by its maxActiveTools, not by 12."""
-    _selection.FAIRNESS_CAP = 10**9  # type: ignore[attr-defined]
+    _swap(_selection, "FAIRNESS_CAP", 10**9)
 
 
 class _Unbounded:
@@ -307,13 +319,13 @@ def discovery_ignores_max_active() -> None:
 
     def search(self: AdaptiveToolset, arguments: Any) -> dict[str, Any]:
         policies = self._policies
-        self._policies = {server_id: _Unbounded() for server_id in policies}  # type: ignore[misc]
+        _swap(self, "_policies", {server_id: _Unbounded() for server_id in policies})
         try:
             return original(self, arguments)
         finally:
             self._policies = policies
 
-    AdaptiveToolset.search = search  # type: ignore[method-assign]
+    _swap(AdaptiveToolset, "search", search)
 
 
 # Isolation -------------------------------------------------------------------------------
@@ -329,7 +341,7 @@ def _fleet_key(toolset: AdaptiveToolset) -> tuple[Any, ...]:
 
 def shared_active_set() -> None:
     """Runs open at the same time over the same fleet share one active set."""
-    original = _session.open_toolset
+    original = _toolset.open_toolset
 
     @asynccontextmanager
     async def open_toolset(*args: Any, **kwargs: Any) -> AsyncIterator[AdaptiveToolset]:
@@ -353,4 +365,4 @@ def shared_active_set() -> None:
                 if not group:
                     del _OPEN_BY_FLEET[key]
 
-    _session.open_toolset = open_toolset  # type: ignore[assignment]
+    _swap(_session, "open_toolset", open_toolset)
