@@ -76,7 +76,6 @@ def _patch_read_only(read_only: Any) -> None:
         return original(entry, policy)
 
     _policy.exclusion_reason = exclusion_reason
-    _swap(_toolset, "exclusion_reason", exclusion_reason)
 
 
 def _allow_side_effects(policy: ToolPolicy) -> ToolPolicy:
@@ -108,7 +107,6 @@ def pinned_beats_deny() -> None:
         return original(entry, policy)
 
     _policy.exclusion_reason = exclusion_reason
-    _swap(_toolset, "exclusion_reason", exclusion_reason)
 
 
 # Execution gate --------------------------------------------------------------------------
