@@ -31,6 +31,7 @@ from typing import IO, Any, Final, cast
 import anyio.to_thread
 
 from conformance._errors import OutcomeError, OutcomeKind, SutMisbehaved, SutStartError, UsageError
+from conformance._protocol import reply_problem
 from conformance._sut import check_initialize
 
 __all__ = ["PROTOCOL_VERSION", "DriverSut"]
@@ -401,10 +402,14 @@ class DriverSut:
             raise _Broken(f"wrote a line that is not a JSON-RPC 2.0 message: {_clip(line)}")
         if message.get("id") != request_id:
             raise _Broken(f"answered id {message.get('id')!r} to request id {request_id}: {_clip(line)}")
+        if "result" not in message and "error" not in message:
+            raise _Broken(f"answered request {request_id} with neither 'result' nor 'error': {_clip(line)}")
+        problem = reply_problem(method, params, message)
+        if problem is not None:
+            observed = message["error"] if "error" in message else message["result"]
+            raise SutMisbehaved(problem, observed=observed, stderr_tail=process.stderr_tail())
         if "error" in message:
             raise self._error(method, message["error"], process)
-        if "result" not in message:
-            raise _Broken(f"answered request {request_id} with neither 'result' nor 'error': {_clip(line)}")
         return message["result"]
 
     def _error(self, method: str, error: object, process: _DriverProcess) -> Exception:
