@@ -26,13 +26,16 @@ import threading
 import time
 import weakref
 from collections.abc import Mapping, Sequence
-from typing import IO, Any, Final, cast
+from typing import IO, TYPE_CHECKING, Any, Final, cast
 
 import anyio.to_thread
 
 from conformance._errors import OutcomeError, OutcomeKind, SutMisbehaved, SutStartError, UsageError
 from conformance._protocol import reply_problem
 from conformance._sut import check_initialize
+
+if TYPE_CHECKING:
+    from conformance._channel import RawChannel
 
 __all__ = ["PROTOCOL_VERSION", "DriverSut"]
 
@@ -230,6 +233,15 @@ class DriverSut:
     def stderr_tail(self) -> str:
         """The last lines the current (or last) driver wrote to stderr."""
         return self._process.stderr_tail() if self._process is not None else ""
+
+    def raw_channel(self) -> RawChannel:
+        """A fresh process of this driver's command, for checks of the protocol itself.
+
+        The caller owns it: ``with driver.raw_channel() as channel: ...`` ends it.
+        """
+        from conformance._channel import RawChannel
+
+        return RawChannel(self.argv, env=self._env, timeout=self.timeout, grace=self.grace)
 
     # -- the SystemUnderTest interface ---------------------------------------------------------
 
