@@ -242,12 +242,19 @@ def manifest_command(argv: Sequence[str]) -> int:
     return 0
 
 
+def _protocol_command(argv: Sequence[str]) -> int:
+    from conformance._protocol import command
+
+    return command(argv)
+
+
 USAGE: Final = f"""usage: {PROG} COMMAND [OPTIONS]
 
 commands:
   certify   run the suite against an implementation and write its certificate
             ({PROG} certify --help)
   manifest  print, --write or --check conformance/manifest.json
+  protocol  where the driver protocol is written; --schema [METHOD] prints its JSON Schemas
 """
 
 
@@ -256,7 +263,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args and args[0] in ("-h", "--help"):
         sys.stdout.write(USAGE)
         raise SystemExit(0)
-    commands = {"certify": certify, "manifest": manifest_command}
+    commands = {"certify": certify, "manifest": manifest_command, "protocol": _protocol_command}
     if not args or args[0] not in commands:
         sys.stderr.write(USAGE)
         if args:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Mapping
+import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Final, Literal, cast
@@ -22,6 +23,7 @@ from conformance._errors import SpecError, UsageError
 
 __all__ = [
     "DISCOVERY_TOOL",
+    "command",
     "METHODS",
     "PROTOCOL_VERSION",
     "Direction",
@@ -177,3 +179,51 @@ def _is_discovery_success(method: str, params: Mapping[str, Any], result: Any) -
 
 def _clip(text: str) -> str:
     return text if len(text) <= _MESSAGE_LIMIT else text[: _MESSAGE_LIMIT - 1] + "…"
+
+
+def _selected(name: str) -> dict[str, Mapping[str, Any]]:
+    """The schemas ``--schema NAME`` prints: all, a method's params and result, or one by name."""
+    if not name:
+        return {n: schema(n) for n in schema_names()}
+    if name in schema_names():
+        return {name: schema(name)}
+    found = {n: schema(n) for n in schema_names() if name in METHODS and n.startswith(name + ".")}
+    if not found:
+        raise UsageError(
+            f"protocol --schema {name!r}: no such method or schema; methods: {', '.join(METHODS)}; "
+            f"schemas: {', '.join(schema_names())}"
+        )
+    return found
+
+
+def command(argv: Sequence[str]) -> int:
+    """``mcp-conformance protocol``: where the protocol is written, and its schemas on demand."""
+    from conformance._cli import PROG, _Parser
+
+    parser = _Parser(
+        prog=f"{PROG} protocol",
+        description="Show the driver protocol: its document, and its JSON Schemas with --schema.",
+    )
+    parser.add_argument(
+        "--schema",
+        nargs="?",
+        const="",
+        metavar="METHOD",
+        help="print the JSON Schemas as one JSON object by name: all of them, a method's params and result "
+        "(run.open), or one schema (run.open.params, error)",
+    )
+    args = parser.parse_args(list(argv))
+    if args.schema is not None:
+        chosen = _selected(args.schema)
+        value = next(iter(chosen.values())) if args.schema in chosen else chosen
+        sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+        return 0
+    document = resources.files("conformance").joinpath("PROTOCOL.md")
+    lines = [
+        f"driver protocol version {PROTOCOL_VERSION}",
+        f"document: {document}",
+        f"schemas ({PROG} protocol --schema NAME):",
+        *(f"  {name}" for name in schema_names()),
+    ]
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from conformance import DriverSut, SutMisbehaved, UsageError
-from conformance._protocol import METHODS, reply_problem, requirements, schema, schema_names, validate
+from conformance._cli import main
+from conformance._protocol import METHODS, command, reply_problem, requirements, schema, schema_names, validate
 
 Argv = Callable[..., list[str]]
 
@@ -175,3 +176,50 @@ async def test_the_driver_client_reports_a_reply_that_breaks_a_schema_as_a_proto
         assert driver.starts == 1
     finally:
         await driver.aclose()
+
+
+def test_the_protocol_command_says_where_the_protocol_is_written(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["protocol"])
+
+    out = capsys.readouterr().out
+    assert exited.value.code == 0
+    assert out.startswith("driver protocol version 1\ndocument: ")
+    assert "PROTOCOL.md" in out
+    assert "  run.open.params\n" in out
+
+
+@pytest.mark.parametrize(
+    ("argument", "names"),
+    [
+        ("run.call", ["run.call.discovery", "run.call.params", "run.call.result"]),
+        ("", list(schema_names())),
+    ],
+)
+def test_protocol_schema_prints_the_schemas_of_a_method_or_all_of_them(
+    argument: str, names: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert command(["--schema", argument] if argument else ["--schema"]) == 0
+
+    printed = json.loads(capsys.readouterr().out)
+    assert list(printed) == names
+    assert printed[names[-1]] == schema(names[-1])
+
+
+def test_protocol_schema_prints_one_schema_by_its_name(capsys: pytest.CaptureFixture[str]) -> None:
+    assert command(["--schema", "error"]) == 0
+
+    assert json.loads(capsys.readouterr().out) == schema("error")
+
+
+@pytest.mark.parametrize("argument", ["run", "run.nope", "error.params"])
+def test_protocol_schema_of_an_unknown_name_is_exit_2_naming_the_choices(
+    argument: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["protocol", "--schema", argument])
+
+    assert exited.value.code == 2
+    assert f"protocol --schema {argument!r}: no such method or schema; methods: initialize, run.open" in (
+        capsys.readouterr().err
+    )
