@@ -2,17 +2,23 @@
 
 One JSON-RPC 2.0 object per line (conformance/PROTOCOL.md); requests are answered one at a
 time, in order, and notifications are neither answered nor executed. Logs go to stderr.
+``shutdown``, the end of stdin, SIGINT and SIGTERM all close every open run (and so every
+stdio server it started) before the process exits.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import math
+import os
+import signal
 import sys
+import threading
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import IO, Any
 
 from .._errors import ToolsetError
 from .._rankers import RANKERS, make_ranker
@@ -150,12 +156,50 @@ class Server:
         return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
+class _Input:
+    """stdin lines, read by a daemon thread so that a signal can end the wait for the next one."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._lines: asyncio.Queue[bytes] = asyncio.Queue()
+        self.stop = asyncio.Event()
+        threading.Thread(target=self._read, name="driver-stdin", daemon=True).start()
+
+    def _read(self) -> None:
+        # A reader of its own on a copy of the descriptor: the interpreter aborts at exit when
+        # a daemon thread is blocked inside sys.stdin's reader, holding its lock.
+        try:
+            stream: IO[bytes] = open(os.dup(sys.stdin.fileno()), "rb")  # noqa: SIM115
+        except (OSError, ValueError):  # no descriptor behind stdin: it cannot block
+            stream = sys.stdin.buffer
+        # RuntimeError: the loop is gone; OSError, ValueError: stdin is gone. The driver is ending.
+        with contextlib.suppress(RuntimeError, OSError, ValueError):
+            for line in iter(stream.readline, b""):
+                self._loop.call_soon_threadsafe(self._lines.put_nowait, line)
+            self._loop.call_soon_threadsafe(self._lines.put_nowait, b"")
+
+    async def next(self) -> bytes:
+        """The next line; ``b""`` at end of input or once :attr:`stop` is set."""
+        line = asyncio.ensure_future(self._lines.get())
+        stopped = asyncio.ensure_future(self.stop.wait())
+        await asyncio.wait({line, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        for waiter in (line, stopped):
+            waiter.cancel()
+        return b"" if self.stop.is_set() or line.cancelled() else line.result()
+
+
 async def serve(driver: ReferenceDriver) -> None:
+    """Answer lines until ``shutdown``, end of input, SIGINT or SIGTERM; then close every run."""
     server = Server(driver)
     loop = asyncio.get_running_loop()
+    lines = _Input(loop)
+    signals = (signal.SIGINT, signal.SIGTERM)
+    for signum in signals:
+        with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):  # not the main thread
+            loop.add_signal_handler(signum, lines.stop.set)
     try:
         while not server.done:
-            line = await loop.run_in_executor(None, sys.stdin.buffer.readline)
+            line = await lines.next()
             if not line:
                 break
             if not line.strip(b" \t\r\n"):
@@ -170,6 +214,9 @@ async def serve(driver: ReferenceDriver) -> None:
             sys.stdout.buffer.write(data)
             sys.stdout.buffer.flush()
     finally:
+        for signum in signals:
+            with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):
+                loop.remove_signal_handler(signum)
         await driver.aclose()
 
 

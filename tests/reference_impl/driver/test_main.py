@@ -7,6 +7,7 @@ import json
 import math
 import os
 import select
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping
@@ -452,6 +453,19 @@ def test_shutdown_closes_open_runs_and_ends_the_child_process(tmp_path: Path) ->
         server = raw_server(tmp_path, "s", [[tool("a")]])
         assert "runId" in process.send("run.open", _open_params(server))["result"]
         assert process.send("shutdown", {}, "bye") == {"jsonrpc": "2.0", "id": "bye", "result": {}}
+        assert process.process.wait(timeout=30) == 0
+        assert server.lines() == ["start", "exit"]
+    finally:
+        process.close()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_closes_every_run_and_ends_the_child_process(tmp_path: Path, signum: signal.Signals) -> None:
+    process = _Child()
+    try:
+        server = raw_server(tmp_path, "s", [[tool("a")]])
+        assert "runId" in process.send("run.open", _open_params(server))["result"]
+        process.process.send_signal(signum)
         assert process.process.wait(timeout=30) == 0
         assert server.lines() == ["start", "exit"]
     finally:
