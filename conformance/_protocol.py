@@ -40,6 +40,7 @@ PROTOCOL_VERSION: Final = "1"
 METHODS: Final = ("initialize", "run.open", "run.definitions", "run.call", "run.request", "run.close", "shutdown")
 DISCOVERY_TOOL: Final = "search_mcp_tools"
 _SUFFIX: Final = ".schema.json"
+_PROG: Final = "mcp-conformance"
 _REQUIREMENT: Final = re.compile(r"^\*\*(P[1-9][0-9]*)\.\*\* (.*)$")
 # A problem message quotes the offending value; a huge one is cut.
 _MESSAGE_LIMIT: Final = 300
@@ -198,10 +199,10 @@ def _selected(name: str) -> dict[str, Mapping[str, Any]]:
 
 def command(argv: Sequence[str]) -> int:
     """``mcp-conformance protocol``: where the protocol is written, and its schemas on demand."""
-    from conformance._cli import PROG, _Parser
+    import argparse
 
-    parser = _Parser(
-        prog=f"{PROG} protocol",
+    parser = argparse.ArgumentParser(
+        prog=f"{_PROG} protocol",
         description="Show the driver protocol: its document, and its JSON Schemas with --schema.",
     )
     parser.add_argument(
@@ -222,7 +223,7 @@ def command(argv: Sequence[str]) -> int:
     lines = [
         f"driver protocol version {PROTOCOL_VERSION}",
         f"document: {document}",
-        f"schemas ({PROG} protocol --schema NAME):",
+        f"schemas ({_PROG} protocol --schema NAME):",
         *(f"  {name}" for name in schema_names()),
     ]
     sys.stdout.write("\n".join(lines) + "\n")
