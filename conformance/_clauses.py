@@ -1,7 +1,8 @@
 """The clauses of ``SPEC.md``, parsed once from the copy shipped inside the package.
 
 A clause is written as a level-3 heading ``### ID · LEVEL · PROFILE``, a body, and a line
-``Sources: F1, R2.``. Tests cite clauses with :func:`clause`, which refuses an unknown id
+``Sources: F1, R2, P3.`` citing the design's facts and rulings and the driver protocol's
+numbered requirements. Tests cite clauses with :func:`clause`, which refuses an unknown id
 when the test module is imported, so a typo never turns into a silently untested clause.
 """
 
@@ -37,7 +38,7 @@ Profile = Literal["core", "lexical"]
 _HEADING: Final = re.compile(
     r"^### (?P<id>[A-Z]+-[1-9][0-9]*) · (?P<level>MUST|SHOULD|MAY) · (?P<profile>core|lexical)$"
 )
-_SOURCES: Final = re.compile(r"^Sources: (?P<items>[FR][1-9][0-9]*(?:, [FR][1-9][0-9]*)*)\.$")
+_SOURCES: Final = re.compile(r"^Sources: (?P<items>[FRP][1-9][0-9]*(?:, [FRP][1-9][0-9]*)*)\.$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +52,8 @@ class Clause:
     section: str
     # The body, paragraphs separated by a blank line, lines of a paragraph joined.
     text: str
-    # Facts (F1–F31) and rulings (R1–R12) of the design the clause comes from.
+    # Facts (F1–F31) and rulings (R1–R12) of the design, and requirements of PROTOCOL.md
+    # (P1, P2, …), that the clause comes from.
     sources: tuple[str, ...]
 
 

@@ -415,6 +415,12 @@ def manifest_command(argv: Sequence[str]) -> int:
     return 0
 
 
+def _protocol_command(argv: Sequence[str]) -> int:
+    from conformance._protocol import command
+
+    return command(argv)
+
+
 USAGE: Final = f"""usage: {PROG} COMMAND [OPTIONS]
 
 commands:
@@ -422,6 +428,7 @@ commands:
             ({PROG} certify --help)
   replay    run tests again exactly as a certification ran them ({PROG} replay --help)
   manifest  print, --write or --check conformance/manifest.json
+  protocol  where the driver protocol is written; --schema [METHOD] prints its JSON Schemas
 """
 
 
@@ -434,6 +441,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "certify": certify,
         "replay": replay,
         "manifest": manifest_command,
+        "protocol": _protocol_command,
     }
     if not args or args[0] not in commands:
         sys.stderr.write(USAGE)

@@ -26,12 +26,16 @@ import threading
 import time
 import weakref
 from collections.abc import Mapping, Sequence
-from typing import IO, Any, Final, cast
+from typing import IO, TYPE_CHECKING, Any, Final, cast
 
 import anyio.to_thread
 
 from conformance._errors import OutcomeError, OutcomeKind, SutMisbehaved, SutStartError, UsageError
+from conformance._protocol import reply_problem
 from conformance._sut import check_initialize
+
+if TYPE_CHECKING:
+    from conformance._channel import RawChannel
 
 __all__ = ["PROTOCOL_VERSION", "DriverSut"]
 
@@ -233,6 +237,15 @@ class DriverSut:
         """The last lines the current (or last) driver wrote to stderr."""
         return self._process.stderr_tail() if self._process is not None else ""
 
+    def raw_channel(self) -> RawChannel:
+        """A fresh process of this driver's command, for checks of the protocol itself.
+
+        The caller owns it: ``with driver.raw_channel() as channel: ...`` ends it.
+        """
+        from conformance._channel import RawChannel
+
+        return RawChannel(self.argv, env=self._env, timeout=self.timeout, grace=self.grace)
+
     # -- the SystemUnderTest interface ---------------------------------------------------------
 
     async def initialize(self) -> Mapping[str, Any]:
@@ -404,10 +417,14 @@ class DriverSut:
             raise _Broken(f"wrote a line that is not a JSON-RPC 2.0 message: {_clip(line)}")
         if message.get("id") != request_id:
             raise _Broken(f"answered id {message.get('id')!r} to request id {request_id}: {_clip(line)}")
+        if "result" not in message and "error" not in message:
+            raise _Broken(f"answered request {request_id} with neither 'result' nor 'error': {_clip(line)}")
+        problem = reply_problem(method, params, message)
+        if problem is not None:
+            observed = message["error"] if "error" in message else message["result"]
+            raise SutMisbehaved(problem, observed=observed, stderr_tail=process.stderr_tail())
         if "error" in message:
             raise self._error(method, message["error"], process)
-        if "result" not in message:
-            raise _Broken(f"answered request {request_id} with neither 'result' nor 'error': {_clip(line)}")
         return message["result"]
 
     def _error(self, method: str, error: object, process: _DriverProcess) -> Exception:

@@ -37,11 +37,27 @@ def _check_base_tools(base_tools: Sequence[Mapping[str, Any]]) -> list[dict[str,
             raise ConfigurationError(
                 f"baseTools[{i}] must be an object with a non-empty string 'name', got {tool!r:.80}"
             )
-        if tool["name"] in names or tool["name"] == DISCOVERY_TOOL:
+        if tool["name"] == DISCOVERY_TOOL:
+            raise ConfigurationError(
+                f"baseTools[{i}] {DISCOVERY_TOOL!r} collides with the discovery tool {DISCOVERY_TOOL}; "
+                "rename the base tool"
+            )
+        if tool["name"] in names:
             raise ConfigurationError(f"baseTools[{i}].name {tool['name']!r} is already taken in this request")
         names.add(tool["name"])
         checked.append(dict(tool))
     return checked
+
+
+def _check_base_collisions(base_tools: Sequence[Mapping[str, Any]], catalog: Catalog) -> None:
+    """Refuse a base tool named like an MCP tool of the run: calls by that name would be ambiguous."""
+    for i, tool in enumerate(base_tools):
+        entry = catalog.by_qualified.get(tool["name"]) or catalog.by_exposed.get(tool["name"])
+        if entry is not None:
+            raise ConfigurationError(
+                f"baseTools[{i}] {tool['name']!r} collides with the MCP tool {entry.name!r} of server "
+                f"{entry.server_id!r}, named {entry.exposed_name!r} in this run; rename the base tool"
+            )
 
 
 class AdaptiveToolset:
@@ -248,6 +264,7 @@ async def open_toolset(
             if error is not None:
                 raise error
             catalog = Catalog.from_listings({sid: c.tools for sid, c in connections.items()})
+            _check_base_collisions(base, catalog)
             eligibility = resolve_policies(servers, catalog)
             docs = [ToolDoc(e.qualified_name, e.server_id, e.name, e.description, e.read_only) for e in catalog.entries]
             index = (ranker or LexicalRanker()).index(docs, system_prompt)

@@ -24,7 +24,8 @@ from mock_servers import Faults, FleetSpec, ServerSpec, ToolSpec, example_argume
 PROVIDER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 _SERVER = ServerSpec(id="s0", tool_count=20)
-_NAMES = [t["name"] for t in generate_tools(_SERVER)]
+_TOOLS = {t["name"]: t for t in generate_tools(_SERVER)}
+_NAMES = list(_TOOLS)
 
 # What is eligible when the policy names a tool the server does not offer: None when the
 # run must look exactly like the same run without the unknown name.
@@ -228,3 +229,51 @@ def test_no_definition_breaks_the_provider_name_rule(sut: Sut, fleets: Any, flee
                 observed={"result": result, "tools/call": executed},
                 case=case,
             )
+
+
+# A base tool named like a tool of the run: (policy of s0, the base tool's name). The tool is
+# active (pinned), in the catalog but never active (denied), or the discovery tool, with and
+# without an auto server to register it.
+BASE_COLLISIONS: dict[str, tuple[dict[str, Any], str]] = {
+    "active-mcp-tool": ({"pinnedTools": [_NAMES[0]]}, f"s0__{_NAMES[0]}"),
+    "inactive-mcp-tool": ({"deniedTools": [_NAMES[1]]}, f"s0__{_NAMES[1]}"),
+    "discovery-tool": ({}, DISCOVERY),
+    "discovery-tool-unregistered": ({"mode": "all", "maxActiveTools": 20}, DISCOVERY),
+}
+
+
+@clause("DEF-5")
+@pytest.mark.parametrize("name", sorted(BASE_COLLISIONS))
+def test_a_base_tool_named_like_a_tool_of_the_run_is_a_config_error(sut: Sut, fleets: Any, name: str) -> None:
+    policy, colliding = BASE_COLLISIONS[name]
+    base = [{"name": colliding, "description": "A built-in tool.", "inputSchema": {"type": "object"}}]
+    with fleets.serve(FleetSpec(servers=(_SERVER,)), {"s0": policy}) as served:
+        case = served.describe() | {"baseTools": base}
+
+        async def body() -> None:
+            try:
+                async with sut.open(open_params(served.servers, base)) as r:
+                    defs = await r.definitions()
+                    tool = _TOOLS.get(colliding.removeprefix("s0__"), {"inputSchema": {"type": "object"}})
+                    result = await r.call(colliding, example_arguments(tool))
+            except OutcomeError as exc:
+                if exc.kind != "config_error" or colliding not in exc.message:
+                    raise fail(
+                        ("DEF-5",),
+                        f"the run with a base tool named {colliding!r} failed, but not with a config_error naming it",
+                        expected=f"config_error naming {colliding!r}",
+                        observed=str(exc),
+                        case=case,
+                    ) from None
+                return
+            reached = served.ledger().calls("s0")
+            raise fail(
+                ("DEF-5",),
+                f"a run opened with a base tool named {colliding!r}"
+                + (", and a call by that name reached the server" if reached else ""),
+                expected=f"config_error naming {colliding!r}",
+                observed={"definitions": names(defs), "call": result, "server calls": reached},
+                case=case,
+            )
+
+        run(body())

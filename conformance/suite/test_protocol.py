@@ -1,15 +1,299 @@
-"""Protocol smoke checks: the SUT answers at all, before any clause is tested."""
+"""The driver protocol itself (PRO-*), then a smoke check that the SUT answers at all.
+
+The PRO checks write raw lines to a fresh process of the driver's command (a channel of
+their own, so that a driver that dies of a bad line does not take the shared one along)
+and read exactly what comes back. An in-process SUT speaks no protocol: for it they are not
+applicable.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
 import pytest
 
-from conformance import Sut, clause
+from conformance import DriverSut, Nonconformance, Sut, clause
+from conformance._channel import ChannelError, RawChannel
+from conformance._protocol import PROTOCOL_VERSION, reply_problem
+from conformance.suite._model import DISCOVERY, base_tools, catalog, fail, names, open_params
+from mock_servers import FleetSpec, ServerSpec, example_arguments
 
-pytestmark = pytest.mark.asyncio
+INITIALIZE: dict[str, Any] = {"protocolVersion": PROTOCOL_VERSION}
+FLEET = FleetSpec(servers=(ServerSpec(id="s0", tool_count=20),), seed=11)
+
+
+def _request(request_id: Any, method: str, params: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+
+
+def _notification(method: str, params: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "method": method, "params": params}
+
+
+class _Checked:
+    """A raw channel whose failures are findings on one clause, each carrying the exchange so far."""
+
+    def __init__(self, channel: RawChannel, clause_id: str) -> None:
+        self.channel, self.clause = channel, clause_id
+        self.exchange: list[Any] = []
+
+    def fail(self, message: str, *, expected: object = None, observed: object = None) -> Nonconformance:
+        case = {"exchange": self.exchange[-12:], "stderr": self.channel.stderr_tail()[-2000:]}
+        return fail((self.clause,), message, expected=expected, observed=observed, case=case)
+
+    def write(self, *lines: bytes) -> None:
+        self.exchange += [line.decode("utf-8", "replace")[:200] for line in lines]
+        try:
+            self.channel.write(*lines)
+        except ChannelError as exc:
+            raise self.fail(str(exc)) from None
+
+    def send(self, *messages: Mapping[str, Any]) -> None:
+        self.exchange += list(messages)
+        try:
+            self.channel.send(*messages)
+        except ChannelError as exc:
+            raise self.fail(str(exc)) from None
+
+    def read(self, waiting_for: str) -> Any:
+        try:
+            reply = self.channel.read()
+        except ChannelError as exc:
+            raise self.fail(f"{exc}; it owed the reply to {waiting_for}") from None
+        self.exchange.append(reply)
+        return reply
+
+    def reply(self, request_id: Any, method: str, params: Any) -> dict[str, Any]:
+        """Send one request; its reply, which must be a JSON-RPC response carrying its id."""
+        self.send(_request(request_id, method, params))
+        reply = self.read(f"{method} (id {request_id!r})")
+        if not isinstance(reply, dict) or reply.get("id") != request_id or not _same_type(reply["id"], request_id):
+            raise self.fail(
+                f"the next line after {method} (id {request_id!r}) is not its reply",
+                expected=f"a response with id {request_id!r}",
+                observed=reply,
+            )
+        return reply
+
+    def result(self, request_id: Any, method: str, params: Any) -> Any:
+        reply = self.reply(request_id, method, params)
+        if "result" not in reply:
+            raise self.fail(f"{method} (id {request_id!r}) failed", expected="a result", observed=reply)
+        return reply["result"]
+
+    def error_code(self, request_id: Any, method: str, params: Any, code: int, what: str) -> dict[str, Any]:
+        reply = self.reply(request_id, method, params)
+        error = reply.get("error")
+        if not isinstance(error, dict) or error.get("code") != code:
+            raise self.fail(f"{what} was not answered with code {code}", expected=f"error code {code}", observed=reply)
+        return error
+
+    def still_serving(self, after: str) -> None:
+        result = self.result(f"alive after {after}", "initialize", INITIALIZE)
+        if not isinstance(result, dict):
+            raise self.fail(f"initialize after {after} answered {result!r}", observed=result)
+
+
+def _same_type(left: Any, right: Any) -> bool:
+    return isinstance(left, str) == isinstance(right, str)
+
+
+@contextmanager
+def _channel(sut: Sut, clause_id: str) -> Iterator[_Checked]:
+    adapter = sut.adapter
+    if not isinstance(adapter, DriverSut):
+        pytest.skip(
+            "not applicable: the driver protocol is checked only for an implementation run as a driver "
+            "(--sut-cmd); this one is an in-process adapter"
+        )
+    with adapter.raw_channel() as channel:
+        checked = _Checked(channel, clause_id)
+        checked.result("init", "initialize", INITIALIZE)
+        yield checked
+
+
+def _listings(served: Any) -> int:
+    count: int = served.ledger().listed_pages("s0").count(0)
+    return count
+
+
+@clause("PRO-1")
+def test_every_request_gets_one_reply_in_the_order_it_was_sent(sut: Sut, fleets: Any) -> None:
+    with fleets.serve(FLEET) as served, _channel(sut, "PRO-1") as channel:
+        # run.open has servers to reach; the requests behind it have nothing to wait for.
+        requests = [
+            _request(1, "run.open", open_params(served.servers)),
+            _request("second", "initialize", INITIALIZE),
+            _request(3, "run.definitions", {"runId": "no-such-run"}),
+            _request("4", "initialize", INITIALIZE),
+        ]
+        channel.send(*requests)
+        replies = [channel.read(f"request {i + 1} of {len(requests)}") for i in range(len(requests))]
+        ids = [reply.get("id") if isinstance(reply, dict) else reply for reply in replies]
+        wanted = [request["id"] for request in requests]
+        if ids != wanted or not all(map(_same_type, ids, wanted)):
+            raise channel.fail(
+                "requests written together were not answered once each, in order, with their ids",
+                expected=wanted,
+                observed=ids,
+            )
+        run_id = replies[0].get("result", {}).get("runId")
+        if isinstance(run_id, str):
+            channel.result(5, "run.close", {"runId": run_id})
+
+
+NOT_JSON = {
+    "prose": b"this is not json",
+    "truncated": b'{"jsonrpc": "2.0", "id": 1, "method": "initialize"',
+    "not-utf-8": b"\xff\xfe{}",
+    "nan": b'{"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"x": NaN}}',
+    "deep": b"[" * 1000,
+}
+
+
+@clause("PRO-2")
+def test_a_line_that_is_not_json_is_a_parse_error_and_the_driver_goes_on(sut: Sut) -> None:
+    with _channel(sut, "PRO-2") as channel:
+        for what, line in NOT_JSON.items():
+            channel.write(line)
+            reply = channel.read(f"the line that is not JSON ({what})")
+            error = reply.get("error") if isinstance(reply, dict) else None
+            if not isinstance(error, dict) or error.get("code") != -32700 or reply.get("id") is not None:
+                raise channel.fail(
+                    f"a line that is not JSON ({what}) was not answered with a parse error",
+                    expected={"id": None, "error": {"code": -32700}},
+                    observed=reply,
+                )
+            channel.still_serving(f"a line that is not JSON ({what})")
+
+
+@clause("PRO-3")
+def test_an_unknown_method_is_method_not_found_and_the_driver_goes_on(sut: Sut) -> None:
+    with _channel(sut, "PRO-3") as channel:
+        for i, method in enumerate(("run.explode", "tools/list", "Initialize")):
+            channel.error_code(f"m{i}", method, {}, -32601, f"the unknown method {method!r}")
+        channel.still_serving("unknown methods")
+
+
+@clause("PRO-4")
+def test_invalid_params_are_refused_with_invalid_params_and_have_no_effect(sut: Sut, fleets: Any) -> None:
+    with fleets.serve(FLEET) as served, _channel(sut, "PRO-4") as channel:
+        good = open_params(served.servers)
+        run_id = channel.result("open", "run.open", good).get("runId")
+        invalid: list[tuple[str, Any]] = [
+            ("run.open", [good]),
+            ("run.open", {"servers": "s0"}),
+            ("run.open", {"servers": [{"id": "s0", "transport": {"type": "pigeon"}}]}),
+            ("run.open", good | {"baseTools": "none"}),
+            ("run.open", good | {"userMessage": 7}),
+            ("run.definitions", {}),
+            ("run.call", {"runId": run_id, "name": 7, "arguments": {}}),
+            ("run.call", {"runId": run_id, "name": DISCOVERY, "arguments": "find issues"}),
+            ("run.request", {"runId": run_id, "extraTools": "none"}),
+            ("run.close", {"runId": [run_id]}),
+        ]
+        for i, (method, params) in enumerate(invalid):
+            error = channel.error_code(i, method, params, -32602, f"{method} with invalid params {params!r:.200}")
+            data = error.get("data")
+            if data is not None and (not isinstance(data, dict) or data.get("kind") != "invalid_params"):
+                raise channel.fail(
+                    f"{method} with invalid params was refused with another kind",
+                    expected="data.kind invalid_params",
+                    observed=error,
+                )
+        if _listings(served) != 1:
+            raise channel.fail(
+                "a run.open with invalid params reached the server",
+                expected="one listing (the valid run.open)",
+                observed=served.ledger().summary(),
+            )
+        channel.result("still open", "run.definitions", {"runId": run_id})
+        channel.result("close", "run.close", {"runId": run_id})
+
+
+@clause("PRO-5")
+def test_a_notification_gets_no_reply_and_has_no_effect(sut: Sut, fleets: Any) -> None:
+    with fleets.serve(FLEET) as served, _channel(sut, "PRO-5") as channel:
+        notifications = [
+            _notification("run.open", open_params(served.servers)),
+            _notification("run.definitions", {"runId": "no-such-run"}),
+            _notification("no.such.method", {}),
+            _notification("run.open", {"servers": "none"}),
+        ]
+        channel.send(*notifications, _request("after", "initialize", INITIALIZE))
+        reply = channel.read("initialize (id 'after'), written after four notifications")
+        if not isinstance(reply, dict) or reply.get("id") != "after":
+            raise channel.fail("a notification was answered", expected="the reply to id 'after'", observed=reply)
+        if "result" not in reply:
+            raise channel.fail("initialize after the notifications failed", observed=reply)
+        if _listings(served) != 0:
+            raise channel.fail(
+                "a run.open sent as a notification reached the server",
+                expected="no listing",
+                observed=served.ledger().summary(),
+            )
+        channel.send(_notification("shutdown", {}))
+        channel.still_serving("a shutdown notification")
+        # The control: the same run.open as a request does reach the server.
+        run_id = channel.result("open", "run.open", open_params(served.servers)).get("runId")
+        channel.result("close", "run.close", {"runId": run_id})
+        if _listings(served) != 1:
+            raise channel.fail(
+                "the server was listed more than once for one run.open request: the notification ran too",
+                expected="exactly one listing",
+                observed=served.ledger().summary(),
+            )
+
+
+def _session(served: Any, run_id: str, definitions: Sequence[Mapping[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """One request of every kind the suite makes inside a run, each answered with a result or an error."""
+    tools = catalog(served.tools)
+    active = [name for name in names(definitions) if name in tools]
+    extra = base_tools(1, "extra")
+    return [
+        ("run.call", {"runId": run_id, "name": DISCOVERY, "arguments": {"query": "list search", "limit": 3}}),
+        ("run.call", {"runId": run_id, "name": "s0__no_such_tool", "arguments": {}}),
+        *(
+            ("run.call", {"runId": run_id, "name": name, "arguments": example_arguments(tools[name][1])})
+            for name in active[:1]
+        ),
+        ("run.request", {"runId": run_id, "extraTools": extra}),
+        ("run.request", {"runId": run_id, "extraTools": base_tools(130, "extra")}),
+        ("run.definitions", {"runId": "no-such-run"}),
+        ("run.open", {"servers": [{**served.servers[0], "id": "s__0"}]}),
+        ("run.close", {"runId": run_id}),
+        ("shutdown", {}),
+    ]
+
+
+@clause("PRO-6")
+def test_every_reply_validates_against_the_protocol_schemas(sut: Sut, fleets: Any) -> None:
+    with fleets.serve(FLEET) as served, _channel(sut, "PRO-6") as channel:
+
+        def check(request_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+            reply = channel.reply(request_id, method, params)
+            problem = reply_problem(method, params, reply)
+            if problem is not None or reply.get("jsonrpc") != "2.0" or ("result" in reply) == ("error" in reply):
+                raise channel.fail(
+                    problem or f"{method}: the reply is not a JSON-RPC 2.0 response with a result or an error",
+                    observed=reply,
+                )
+            return reply
+
+        check(0, "initialize", INITIALIZE)
+        params = open_params(served.servers, base_tools(2), "list the latest items")
+        run_id = check(1, "run.open", params).get("result", {}).get("runId")
+        if not isinstance(run_id, str):
+            raise channel.fail("run.open did not open a run", observed=run_id)
+        definitions = check(2, "run.definitions", {"runId": run_id}).get("result", {}).get("tools", [])
+        for i, (method, step) in enumerate(_session(served, run_id, definitions), start=3):
+            check(i, method, step)
 
 
 @clause("RNK-9")
+@pytest.mark.asyncio
 async def test_initialize_claims_the_core_profile(sut: Sut) -> None:
     implementation = await sut.initialize()
 

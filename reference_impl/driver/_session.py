@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -13,65 +13,56 @@ from .._config import HttpTarget, ServerConfig, StdioTarget, Target, ToolPolicy,
 from .._loop import assemble_request
 from .._ranking import LexicalRanker, Ranker
 from .._toolset import DEFAULT_LIST_TIMEOUT, AdaptiveToolset, open_toolset
+from ._schemas import params_problem
 
-__all__ = ["DriverError", "ReferenceDriver"]
+__all__ = ["DEFAULT_CALL_TIMEOUT", "DriverError", "ReferenceDriver", "check_params"]
 
 PROTOCOL_VERSION = "1"
+#: Seconds one MCP tool call may take when ``run.open`` sets no ``callTimeoutSeconds``.
+DEFAULT_CALL_TIMEOUT = 20.0
 
 
 class DriverError(Exception):
-    """A protocol-level refusal: carries the JSON-RPC code and the protocol's ``kind``."""
+    """A protocol-level refusal: carries the JSON-RPC code, the protocol's ``kind`` and, for
+    invalid params, the JSON path of the offending value."""
 
-    def __init__(self, kind: str, message: str, code: int = -32602) -> None:
+    def __init__(self, kind: str, message: str, code: int = -32602, *, path: str | None = None) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.code = code
+        self.path = path
 
 
-def _invalid(message: str) -> DriverError:
-    return DriverError("invalid_params", message)
+def _invalid(message: str, path: str | None = None) -> DriverError:
+    return DriverError("invalid_params", message, path=path)
 
 
-def _require(params: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
-    value = params.get(key)
-    if not isinstance(value, kind):
-        raise _invalid(f"{where}{key} is missing or has the wrong type: {value!r:.80}")
-    return value
+def check_params(method: str, params: Any) -> None:
+    """Refuse params that break the method's schema, naming the method and the JSON path."""
+    problem = params_problem(method, params)
+    if problem is not None:
+        raise _invalid(f"{method}: {problem.path}: {problem.message}", problem.path)
 
 
-def _target(transport: Any, where: str) -> Target:
-    if not isinstance(transport, Mapping):
-        raise _invalid(f"{where} must be an object with a 'type', got {transport!r:.80}")
-    kind = transport.get("type")
-    if kind == "stdio":
-        command = _require(transport, "command", str, f"{where}.")
-        args = transport.get("args", [])
+def _target(transport: Mapping[str, Any]) -> Target:
+    # The schema has checked the shape; only building is left.
+    if transport["type"] == "stdio":
         env = transport.get("env")
-        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-            raise _invalid(f"{where}.args must be a list of strings, got {args!r:.80}")
-        if env is not None and (
-            not isinstance(env, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())
-        ):
-            raise _invalid(f"{where}.env must map strings to strings, got {env!r:.80}")
-        return StdioTarget(command=command, args=tuple(args), env=dict(env) if env is not None else None)
-    if kind == "http":
-        url = _require(transport, "url", str, f"{where}.")
-        if not url.startswith(("http://", "https://")):
-            raise _invalid(f"{where}.url must be an http(s) URL, got {url!r}")
-        return HttpTarget(url=url)
-    raise _invalid(f"{where}.type must be 'stdio' or 'http', got {kind!r}")
+        return StdioTarget(
+            command=transport["command"],
+            args=tuple(transport.get("args", ())),
+            env=dict(env) if env is not None else None,
+        )
+    return HttpTarget(url=transport["url"])
 
 
-def parse_servers(servers: Any) -> list[ServerConfig]:
-    if not isinstance(servers, list):
-        raise _invalid(f"servers must be a list, got {servers!r:.80}")
+def parse_servers(servers: Sequence[Mapping[str, Any]]) -> list[ServerConfig]:
+    """Servers of schema-checked ``run.open`` params; ids and policies are still configuration."""
     configs: list[ServerConfig] = []
     for i, server in enumerate(servers):
         where = f"servers[{i}]"
-        if not isinstance(server, Mapping):
-            raise _invalid(f"{where} must be an object, got {server!r:.80}")
-        target = _target(server.get("transport"), f"{where}.transport")
+        target = _target(server["transport"])
         policy = ToolPolicy.from_wire(server.get("policy"), f"{where}.policy")
         # A bad id is a configuration error (R7), not a protocol error.
         server_id = check_server_id(server.get("id"), f"{where}.id")
@@ -79,15 +70,13 @@ def parse_servers(servers: Any) -> list[ServerConfig]:
     return configs
 
 
-def _tools(value: Any, where: str) -> list[dict[str, Any]]:
-    if value is None:
-        return []
-    if not isinstance(value, list | tuple) or not all(isinstance(t, Mapping) for t in value):
-        raise _invalid(f"{where} must be a list of tool definitions, got {value!r:.80}")
-    for i, tool in enumerate(value):
-        if not isinstance(tool.get("name"), str):
-            raise _invalid(f"{where}[{i}].name must be a string, got {tool.get('name')!r:.80}")
-    return [dict(t) for t in value]
+def _as_json(value: Any) -> Any:
+    """A Python caller's tuples and mappings as the JSON arrays and objects a schema checks."""
+    if isinstance(value, Mapping):
+        return {key: _as_json(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_as_json(item) for item in value]
+    return value
 
 
 @dataclass(slots=True)
@@ -105,33 +94,46 @@ def _package_version() -> str:
 
 
 class ReferenceDriver:
-    """The reference implementation, answering the driver protocol's methods."""
+    """The reference implementation, answering the driver protocol's methods.
 
-    def __init__(self, *, ranker: Ranker | None = None, list_timeout: float = DEFAULT_LIST_TIMEOUT) -> None:
+    Every method checks its params against the protocol's schema first, so the in-process
+    driver refuses exactly what the stdio driver refuses.
+    """
+
+    def __init__(
+        self,
+        *,
+        ranker: Ranker | None = None,
+        list_timeout: float = DEFAULT_LIST_TIMEOUT,
+        call_timeout: float = DEFAULT_CALL_TIMEOUT,
+    ) -> None:
         self.ranker = ranker or LexicalRanker()
         self.list_timeout = list_timeout
+        self.call_timeout = call_timeout
         self._runs: dict[str, _Run] = {}
         self._ids = itertools.count(1)
 
     async def initialize(self, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        requested = (params or {}).get("protocolVersion", PROTOCOL_VERSION)
+        params = _as_json(params or {})
+        check_params("initialize", params)
+        requested = params.get("protocolVersion", PROTOCOL_VERSION)
         if requested != PROTOCOL_VERSION:
-            raise _invalid(f"protocolVersion {requested!r} is not supported; this driver speaks {PROTOCOL_VERSION!r}")
+            raise _invalid(
+                f"protocolVersion {requested!r:.80} is not supported; this driver speaks {PROTOCOL_VERSION!r}"
+            )
         profiles = ["core", "lexical"] if self.ranker.name == "lexical" else ["core"]
-        return {"name": "reference_impl", "version": _package_version(), "profiles": profiles}
+        return {
+            "name": "reference_impl",
+            "version": _package_version(),
+            "profiles": profiles,
+            "protocolVersion": PROTOCOL_VERSION,
+        }
 
     async def open_run(self, params: Mapping[str, Any]) -> str:
-        if not isinstance(params, Mapping):
-            raise _invalid(f"run.open params must be an object, got {params!r:.80}")
+        params = _as_json(params)
+        check_params("run.open", params)
         servers = parse_servers(params.get("servers", []))
-        base = _tools(params.get("baseTools"), "baseTools")
-        user_message = params.get("userMessage", "")
-        system_prompt = params.get("systemPrompt", "")
-        if not isinstance(user_message, str) or not isinstance(system_prompt, str):
-            raise _invalid("userMessage and systemPrompt must be strings")
-        list_timeout = params.get("listTimeoutSeconds", self.list_timeout)
-        if isinstance(list_timeout, bool) or not isinstance(list_timeout, int | float) or not list_timeout > 0:
-            raise _invalid(f"listTimeoutSeconds must be a positive number, got {list_timeout!r:.80}")
+        base = params.get("baseTools", [])
         ready: asyncio.Future[AdaptiveToolset] = asyncio.get_running_loop().create_future()
         stop = asyncio.Event()
 
@@ -140,10 +142,11 @@ class ReferenceDriver:
                 async with open_toolset(
                     servers,
                     base_tools=base,
-                    user_message=user_message,
-                    system_prompt=system_prompt,
+                    user_message=params.get("userMessage", ""),
+                    system_prompt=params.get("systemPrompt", ""),
                     ranker=self.ranker,
-                    list_timeout=float(list_timeout),
+                    list_timeout=float(params.get("listTimeoutSeconds", self.list_timeout)),
+                    call_timeout=float(params.get("callTimeoutSeconds", self.call_timeout)),
                 ) as toolset:
                     ready.set_result(toolset)
                     await stop.wait()
@@ -161,27 +164,27 @@ class ReferenceDriver:
         self._runs[run_id] = _Run(toolset=toolset, stop=stop, task=task)
         return run_id
 
-    def _run(self, run_id: Any) -> _Run:
-        run = self._runs.get(run_id) if isinstance(run_id, str) else None
+    def _run(self, method: str, params: dict[str, Any]) -> _Run:
+        check_params(method, params)
+        run = self._runs.get(params["runId"])
         if run is None:
-            raise DriverError("unknown_run", f"no open run with runId {run_id!r}")
+            raise DriverError("unknown_run", f"no open run with runId {params['runId']!r:.80}")
         return run
 
     async def definitions(self, run_id: Any) -> list[dict[str, Any]]:
-        return self._run(run_id).toolset.request_definitions()
+        return self._run("run.definitions", {"runId": run_id}).toolset.request_definitions()
 
-    async def call(self, run_id: Any, name: Any, arguments: Any) -> dict[str, Any]:
-        run = self._run(run_id)
-        if not isinstance(name, str):
-            raise _invalid(f"name must be a string, got {name!r:.80}")
-        return await run.toolset.call(name, arguments)
+    async def call(self, run_id: Any, name: Any, arguments: Any = None) -> dict[str, Any]:
+        params = {"runId": run_id, "name": name, "arguments": _as_json({} if arguments is None else arguments)}
+        return await self._run("run.call", params).toolset.call(name, params["arguments"])
 
     async def request(self, run_id: Any, extra_tools: Any = ()) -> list[dict[str, Any]]:
-        extra = _tools(extra_tools, "extraTools")
-        return assemble_request(self._run(run_id).toolset.request_definitions(), extra)
+        params = {"runId": run_id, "extraTools": _as_json(extra_tools)}
+        run = self._run("run.request", params)
+        return assemble_request(run.toolset.request_definitions(), params["extraTools"])
 
     async def close_run(self, run_id: Any) -> None:
-        run = self._run(run_id)
+        run = self._run("run.close", {"runId": run_id})
         del self._runs[run_id]
         run.stop.set()
         await run.task

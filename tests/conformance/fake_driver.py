@@ -12,8 +12,9 @@ the pid of any process it starts) to it, one per line.
 
 Once running, the ``userMessage`` of ``run.open`` picks what happens to that request:
 ``crash``, ``hang``, ``garbage``, ``wrong-id``, ``spawn-and-hang``, ``method-error``,
-``outcome:KIND`` (a -32000 error of that kind), or anything else for a normal run. Each
-misbehaviour first writes a line saying so to stderr.
+``outcome:KIND`` (a -32000 error of that kind), ``bad-definitions`` (a normal run whose
+definitions break the protocol's schema: an input schema that is a list), or anything else
+for a normal run. Each misbehaviour first writes a line saying so to stderr.
 """
 
 from __future__ import annotations
@@ -120,7 +121,11 @@ def main() -> None:
             if run is None:
                 error(request_id, -32602, f"unknown run {params.get('runId')!r}", "unknown_run")
             elif method == "run.definitions":
-                send({"jsonrpc": "2.0", "id": request_id, "result": {"tools": run.get("baseTools", [])}})
+                tools = run.get("baseTools", [])
+                if run.get("userMessage") == "bad-definitions":
+                    log("answering definitions with a list for an input schema")
+                    tools = [{**tool, "inputSchema": ["object"]} for tool in tools]
+                send({"jsonrpc": "2.0", "id": request_id, "result": {"tools": tools}})
             elif method == "run.request":
                 tools = run.get("baseTools", []) + params.get("extraTools", [])
                 if len(tools) > 128:

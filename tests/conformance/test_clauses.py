@@ -7,6 +7,7 @@ import pytest
 
 from conformance import CLAUSES, SpecError, UnknownClause, UsageError, clause, profile_of
 from conformance._clauses import parse_spec
+from conformance._protocol import requirements
 from tests.conformance.conftest import INI
 
 pytest_plugins = ["pytester"]
@@ -36,6 +37,20 @@ def test_every_fact_and_ruling_is_cited_by_some_clause() -> None:
     assert {f"F{n}" for n in range(1, 32)} | {f"R{n}" for n in range(1, 13)} <= cited
 
 
+def test_every_protocol_requirement_a_clause_cites_is_numbered_in_protocol_md() -> None:
+    cited = {source for parsed in CLAUSES.values() for source in parsed.sources if source.startswith("P")}
+
+    assert cited
+    assert cited <= set(requirements())
+
+
+def test_the_driver_protocol_clauses_cite_protocol_md_only() -> None:
+    protocol = [parsed for parsed in CLAUSES.values() if parsed.section == "Driver protocol"]
+
+    assert [parsed.id for parsed in protocol] == [f"PRO-{n}" for n in range(1, 7)]
+    assert all(parsed.sources and all(s.startswith("P") for s in parsed.sources) for parsed in protocol)
+
+
 def test_a_clause_keeps_its_section_text_and_sources() -> None:
     parsed = CLAUSES["CAT-2"]
 
@@ -50,6 +65,7 @@ def test_a_clause_keeps_its_section_text_and_sources() -> None:
         ("### CAT-1 · MUST · core\nBody.\n### CAT-2 · MUST · core\nBody.\nSources: F1.\n", "no 'Sources:' line"),
         ("### CAT-1 · MUST · core\nBody.\nSources: F1.\n### CAT-1 · MAY · core\nX.\nSources: F2.\n", "defined twice"),
         ("### CAT-1 · MUST · core\nBody.\nSources: F1\n", "expected 'Sources: F1, R2.'"),
+        ("### CAT-1 · MUST · core\nBody.\nSources: X1.\n", "expected 'Sources: F1, R2.'"),
         ("### CAT-1 · MUST · core\nBody.\nSources: F1.\nStray text.\n", "text after the 'Sources:' line"),
         ("### CAT-1 · MUST · core\nSources: F1.\n", "has no text"),
         ("### CAT-1 · MUST · core\nBody.\n", "no 'Sources:' line"),
@@ -58,6 +74,12 @@ def test_a_clause_keeps_its_section_text_and_sources() -> None:
 def test_a_malformed_spec_is_refused_naming_the_line(text: str, problem: str) -> None:
     with pytest.raises(SpecError, match=re.escape(problem)):
         parse_spec(text)
+
+
+def test_sources_may_cite_facts_rulings_and_protocol_requirements() -> None:
+    parsed = parse_spec("### PRO-9 · MUST · core\nBody.\nSources: F1, R2, P13.\n")
+
+    assert parsed["PRO-9"].sources == ("F1", "R2", "P13")
 
 
 def test_clause_returns_a_marker_with_the_cited_ids() -> None:

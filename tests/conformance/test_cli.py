@@ -171,6 +171,25 @@ def test_the_manifest_command_prints_and_checks_the_generated_manifest() -> None
     assert checked.returncode == 0, checked.stderr
 
 
+@pytest.mark.slow
+def test_certifying_the_reference_in_process_is_conformant_and_writes_every_file(tmp_path: Path) -> None:
+    result = cli("certify", "--sut", "reference", "-n", "2", "--out", str(tmp_path), timeout=900)
+
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    cert = certificate(tmp_path)
+    assert cert["verdict"] == "conformant"
+    assert cert["implementation"]["name"] == "reference_impl"
+    assert cert["profiles_under_test"] == ["core", "lexical"]
+    assert set(statuses(cert).values()) <= {"pass", "untested", "not-applicable"}
+    assert all(row["reason"] for row in cert["clauses"] if row["status"] == "untested")
+    # In process there is no driver protocol to check.
+    assert {c for c, status in statuses(cert).items() if status == "not-applicable"} == {
+        f"PRO-{n}" for n in range(1, 7)
+    }
+    for name in ("certificate.md", "certificate.html"):
+        assert "reference_impl" in (tmp_path / name).read_text()
+
+
 def test_certifying_the_reference_driver_on_some_clauses_is_a_partial_pass_with_progress(tmp_path: Path) -> None:
     result = cli("certify", "--sut-cmd", "reference", "--clause", "BUD-3", "--clause", "GATE-1", "--out", str(tmp_path))
 

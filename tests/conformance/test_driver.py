@@ -184,7 +184,11 @@ async def test_a_closed_driver_refuses_further_calls(driver: DriverSut) -> None:
     [
         ("silent", "did not answer initialize within 0.5 s", "thinking about initialize"),
         ("exit-at-start", "exited with code 7 without answering", "fatal: no configuration found"),
-        ("bad-initialize", "initialize answer needs string 'name' and 'version'", "started"),
+        (
+            "bad-initialize",
+            "the result breaks initialize.result.schema.json at $: 'profiles' is a required property",
+            "started",
+        ),
         ("protocol-2", "speaks protocol version '2'", "started"),
     ],
 )

@@ -7,7 +7,8 @@ starts in a few tens of milliseconds. The configuration file holds::
      "log": "/path/to/log",         # optional: "start", "call NAME ARGS" and "exit" lines
      "exit_at_start": false,        # optional: exit before answering anything
      "hang_list": false,            # optional: never answer tools/list
-     "crash_on": "name"}            # optional: exit without answering a call of this tool
+     "crash_on": "name",            # optional: exit without answering a call of this tool
+     "hang_on": "name"}             # optional: never answer a call of this tool
 
 It declines ``server/discover`` so the client falls back to the ``initialize`` handshake,
 answers ``tools/list`` page by page (cursor = page number), and echoes ``tools/call``.
@@ -64,6 +65,9 @@ def _handle(config: dict[str, Any], message: dict[str, Any]) -> None:
     elif method == "tools/call":
         if params.get("name") == config.get("crash_on"):
             raise SystemExit(0)
+        if params.get("name") == config.get("hang_on"):
+            _log(config.get("log"), f"hang {params.get('name')}")
+            return
         _log(config.get("log"), f"call {params.get('name')} {json.dumps(params.get('arguments'), sort_keys=True)}")
         _answer(request_id, {"content": [{"type": "text", "text": f"raw {params.get('name')} ok"}], "isError": False})
     elif method == "ping":

@@ -262,12 +262,40 @@ async def test_a_mapped_name_is_what_discovery_reports_and_the_policy_still_uses
         ([{"description": "x"}], r"baseTools\[0\] must be an object"),
         (["search"], r"baseTools\[0\] must be an object"),
         ([{"name": "a"}, {"name": "a"}], r"baseTools\[1\]\.name 'a' is already taken"),
-        ([{"name": DISCOVERY_TOOL}], r"baseTools\[0\]\.name 'search_mcp_tools' is already taken"),
+        ([{"name": DISCOVERY_TOOL}], r"baseTools\[0\] 'search_mcp_tools' collides with the discovery tool"),
     ],
 )
 async def test_malformed_or_duplicate_base_tools_are_a_configuration_error(base: list[Any], message: str) -> None:
     with pytest.raises(ConfigurationError, match=message):
         async with open_toolset([], base_tools=base):
+            pytest.fail("the run must not open")
+
+
+async def test_a_base_tool_named_like_an_mcp_tool_of_the_run_is_a_configuration_error_naming_both() -> None:
+    recorder = Recorder()
+    tools = [*numbered_tools("aa", 20), tool("find.user", "find a user")]
+    # Active or not, under its qualified name or the name it is exposed under (CAT-5).
+    collisions = [
+        ("gh__aa_001", "aa_001"),
+        ("gh__aa_019", "aa_019"),
+        ("gh__find.user", "find.user"),
+        (exposed_name("gh__find.user"), "find.user"),
+    ]
+    for name, original in collisions:
+        base = [{"name": "fine"}, {"name": name}]
+        with pytest.raises(ConfigurationError) as caught:
+            async with open_toolset([memory("gh", tools, recorder=recorder)], base_tools=base):
+                pytest.fail("the run must not open")
+        assert f"baseTools[1] {name!r} collides with the MCP tool {original!r} of server 'gh'" in caught.value.message
+    assert recorder.calls == []
+
+
+async def test_a_base_tool_named_search_mcp_tools_is_refused_even_without_discovery() -> None:
+    with pytest.raises(ConfigurationError, match="collides with the discovery tool search_mcp_tools"):
+        async with open_toolset(
+            [memory("gh", numbered_tools("aa", 3), policy=ToolPolicy(mode="all"))],
+            base_tools=[{"name": DISCOVERY_TOOL}],
+        ):
             pytest.fail("the run must not open")
 
 
@@ -299,6 +327,9 @@ def _failing_runs() -> dict[str, Callable[[Path], tuple[list[ServerConfig], dict
     def duplicate(d: Path) -> Any:
         return [raw_server(d, "a", [[tool("x")], [tool("x")]]).config("a")], {}, ConfigurationError, "'a__x'"
 
+    def base_collision(d: Path) -> Any:
+        return [_healthy(d, "a").config("a")], {"base_tools": [{"name": "a__search"}]}, ConfigurationError, "a__search"
+
     def not_offered(d: Path) -> Any:
         servers = [_healthy(d, "a").config("a", ToolPolicy(pinned_tools=("ghost",))), _healthy(d, "b").config("b")]
         return servers, {}, ConfigurationError, "server 'a' does not offer ['ghost']"
@@ -321,6 +352,7 @@ def _failing_runs() -> dict[str, Callable[[Path], tuple[list[ServerConfig], dict
         "required tools over the first-round capacity": over_capacity,
         "colliding qualified names": colliding,
         "a name listed twice": duplicate,
+        "a base tool named like an MCP tool": base_collision,
         "a pinned name not offered": not_offered,
         "a malformed tool definition": malformed,
         "a server that exits": exits,

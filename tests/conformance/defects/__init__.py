@@ -44,6 +44,14 @@ def _defects() -> dict[str, Defect]:
         ("no_fairness_cap", "SEL-1", "the first round ignores the 12-per-server cap"),
         ("discovery_ignores_max_active", "SEL-3", "discovery ignores maxActiveTools"),
         ("shared_active_set", "ISO-1", "concurrent runs over one fleet share one active set"),
+        ("base_tools_shadow_mcp_tools", "DEF-5", "a base tool named like an MCP tool of the run is accepted"),
+        ("answers_out_of_order", "PRO-1", "requests run concurrently; a quick reply overtakes a slow one"),
+        ("dies_on_garbage", "PRO-2", "a line that is not JSON ends the driver"),
+        ("unknown_method_is_a_result", "PRO-3", "an unknown method is answered with an empty result"),
+        ("no_params_check", "PRO-4", "params are not checked; a wrong type becomes an internal error"),
+        ("answers_notifications", "PRO-5", "a notification naming an unknown method is answered"),
+        ("executes_notifications", "PRO-5", "a notification is executed, only not answered"),
+        ("content_without_type", "PRO-6", "tool results carry content blocks without their type"),
     ]
     return {name: Defect(name, clause_id, summary) for name, clause_id, summary in rows}
 
@@ -71,7 +79,7 @@ def apply(name: str) -> None:
     """
     if name not in DEFECTS:
         raise KeyError(f"unknown defect {name!r}; known: {', '.join(DEFECTS)}")
-    from tests.conformance.defects import _patches
+    from tests.conformance.defects import _patches, _protocol_patches
 
-    patch: Callable[[], None] = getattr(_patches, name)
+    patch: Callable[[], None] = getattr(_patches, name, None) or getattr(_protocol_patches, name)
     patch()

@@ -177,41 +177,48 @@ def _stdio(**fields: Any) -> dict[str, Any]:
     return {"type": "stdio", "command": "python3", **fields}
 
 
+_DEFINITION = {"name": "a", "description": "", "inputSchema": {}}
+
+
 @pytest.mark.parametrize(
-    ("params", "message"),
+    ("params", "path"),
     [
-        ({"servers": {"id": "s"}}, "servers must be a list"),
-        ({"servers": ["s"]}, r"servers\[0\] must be an object"),
-        ({"servers": [{"id": "s"}]}, r"servers\[0\]\.transport must be an object"),
-        ({"servers": [{"id": "s", "transport": "stdio"}]}, r"servers\[0\]\.transport must be an object"),
-        ({"servers": [{"id": "s", "transport": {"type": "ws"}}]}, r"transport\.type must be 'stdio' or 'http'"),
-        ({"servers": [{"id": "s", "transport": {"type": "stdio"}}]}, r"transport\.command is missing"),
-        ({"servers": [{"id": "s", "transport": _stdio(command=["python3"])}]}, r"transport\.command is missing"),
-        ({"servers": [{"id": "s", "transport": _stdio(args="-m x")}]}, r"transport\.args must be a list of strings"),
-        ({"servers": [{"id": "s", "transport": _stdio(args=["-m", 3])}]}, r"transport\.args must be a list of strings"),
-        ({"servers": [{"id": "s", "transport": _stdio(env=["A=1"])}]}, r"transport\.env must map strings to strings"),
-        ({"servers": [{"id": "s", "transport": _stdio(env={"A": 1})}]}, r"transport\.env must map strings to strings"),
-        ({"servers": [{"id": "s", "transport": {"type": "http"}}]}, r"transport\.url is missing"),
-        ({"servers": [{"id": "s", "transport": {"type": "http", "url": "ftp://x"}}]}, r"url must be an http\(s\) URL"),
-        ({"baseTools": {"name": "a"}}, "baseTools must be a list of tool definitions"),
-        ({"baseTools": ["a"]}, "baseTools must be a list of tool definitions"),
-        ({"baseTools": [{"name": 3}]}, r"baseTools\[0\]\.name must be a string"),
-        ({"userMessage": 3}, "userMessage and systemPrompt must be strings"),
-        ({"systemPrompt": None}, "userMessage and systemPrompt must be strings"),
-        ({"listTimeoutSeconds": 0}, "listTimeoutSeconds must be a positive number, got 0"),
-        ({"listTimeoutSeconds": "5"}, "listTimeoutSeconds must be a positive number"),
-        ({"listTimeoutSeconds": True}, "listTimeoutSeconds must be a positive number"),
+        ({"servers": {"id": "s"}}, "$.servers"),
+        ({"servers": ["s"]}, "$.servers[0]"),
+        ({"servers": [{"id": "s"}]}, "$.servers[0]"),
+        ({"servers": [{"id": "s", "transport": "stdio"}]}, "$.servers[0].transport"),
+        ({"servers": [{"id": "s", "transport": {"type": "ws"}}]}, "$.servers[0].transport.type"),
+        ({"servers": [{"id": "s", "transport": {"type": "stdio"}}]}, "$.servers[0].transport"),
+        ({"servers": [{"id": "s", "transport": _stdio(command=["python3"])}]}, "$.servers[0].transport.command"),
+        ({"servers": [{"id": "s", "transport": _stdio(command="")}]}, "$.servers[0].transport.command"),
+        ({"servers": [{"id": "s", "transport": _stdio(args="-m x")}]}, "$.servers[0].transport.args"),
+        ({"servers": [{"id": "s", "transport": _stdio(args=["-m", 3])}]}, "$.servers[0].transport.args[1]"),
+        ({"servers": [{"id": "s", "transport": _stdio(env=["A=1"])}]}, "$.servers[0].transport.env"),
+        ({"servers": [{"id": "s", "transport": _stdio(env={"A": 1})}]}, "$.servers[0].transport.env.A"),
+        ({"servers": [{"id": "s", "transport": {"type": "http"}}]}, "$.servers[0].transport"),
+        ({"servers": [{"id": "s", "transport": {"type": "http", "url": "ftp://x"}}]}, "$.servers[0].transport.url"),
+        ({"baseTools": {"name": "a"}}, "$.baseTools"),
+        ({"baseTools": ["a"]}, "$.baseTools[0]"),
+        ({"baseTools": [{"name": "a"}]}, "$.baseTools[0]"),
+        ({"baseTools": [_DEFINITION | {"name": 3}]}, "$.baseTools[0].name"),
+        ({"baseTools": [_DEFINITION | {"name": ""}]}, "$.baseTools[0].name"),
+        ({"baseTools": [_DEFINITION | {"inputSchema": "object"}]}, "$.baseTools[0].inputSchema"),
+        ({"userMessage": 3}, "$.userMessage"),
+        ({"systemPrompt": None}, "$.systemPrompt"),
+        ({"listTimeoutSeconds": 0}, "$.listTimeoutSeconds"),
+        ({"listTimeoutSeconds": "5"}, "$.listTimeoutSeconds"),
+        ({"listTimeoutSeconds": True}, "$.listTimeoutSeconds"),
+        ({"listTimeoutSeconds": 86401}, "$.listTimeoutSeconds"),
+        ({"callTimeoutSeconds": -1}, "$.callTimeoutSeconds"),
+        ({"callTimeoutSeconds": float("inf")}, "$.callTimeoutSeconds"),
+        (["servers"], "$"),
     ],
 )
-async def test_malformed_run_open_params_are_invalid_params(params: dict[str, Any], message: str) -> None:
-    with pytest.raises(DriverError, match=message) as caught:
+async def test_malformed_run_open_params_are_invalid_params_naming_the_path(params: Any, path: str) -> None:
+    with pytest.raises(DriverError) as caught:
         await ReferenceDriver().open_run(params)
-    assert (caught.value.kind, caught.value.code) == ("invalid_params", -32602)
-
-
-async def test_run_open_params_that_are_not_an_object_are_invalid_params() -> None:
-    with pytest.raises(DriverError, match=r"run\.open params must be an object"):
-        await ReferenceDriver().open_run(["servers"])  # type: ignore[arg-type]
+    assert (caught.value.kind, caught.value.code, caught.value.path) == ("invalid_params", -32602, path)
+    assert caught.value.message.startswith(f"run.open: {path}: ")
 
 
 async def test_a_stdio_transport_keeps_its_args_and_env(tmp_path: Path) -> None:
@@ -223,28 +230,38 @@ async def test_a_stdio_transport_keeps_its_args_and_env(tmp_path: Path) -> None:
     await driver.close_run(run_id)
 
 
-@pytest.mark.parametrize("run_id", ["run-99", 5, None, ["run-1"]])
-async def test_an_unknown_run_id_is_refused_as_unknown_run(run_id: Any) -> None:
-    driver = ReferenceDriver()
-    for method in (
-        driver.definitions(run_id),
-        driver.call(run_id, "x", {}),
-        driver.request(run_id),
-        driver.close_run(run_id),
-    ):
+def _run_methods(driver: ReferenceDriver, run_id: Any) -> list[Any]:
+    return [driver.definitions(run_id), driver.call(run_id, "x", {}), driver.request(run_id), driver.close_run(run_id)]
+
+
+async def test_a_run_id_of_no_open_run_is_refused_as_unknown_run() -> None:
+    for method in _run_methods(ReferenceDriver(), "run-99"):
         with pytest.raises(DriverError) as caught:
             await method
         assert (caught.value.kind, caught.value.code) == ("unknown_run", -32602)
 
 
-async def test_a_call_name_that_is_not_a_string_is_invalid_params(tmp_path: Path) -> None:
+@pytest.mark.parametrize("run_id", [5, None, ["run-1"]])
+async def test_a_run_id_that_is_not_a_string_is_invalid_params(run_id: Any) -> None:
+    for method in _run_methods(ReferenceDriver(), run_id):
+        with pytest.raises(DriverError) as caught:
+            await method
+        assert (caught.value.kind, caught.value.code, caught.value.path) == ("invalid_params", -32602, "$.runId")
+
+
+async def test_call_and_request_params_are_checked_against_the_schema(tmp_path: Path) -> None:
     driver = ReferenceDriver()
     run_id = await driver.open_run({"servers": [{"id": "s", "transport": _server(tmp_path, "s").transport()}]})
-    with pytest.raises(DriverError, match="name must be a string") as caught:
-        await driver.call(run_id, 7, {})
-    assert caught.value.kind == "invalid_params"
-    with pytest.raises(DriverError, match=r"extraTools\[0\]\.name must be a string"):
-        await driver.request(run_id, [{"name": None}])
+    bad_calls = [((7, {}), "$.name"), (("s__search", ["q"]), "$.arguments")]
+    for (name, arguments), path in bad_calls:
+        with pytest.raises(DriverError) as caught:
+            await driver.call(run_id, name, arguments)
+        assert (caught.value.kind, caught.value.path) == ("invalid_params", path)
+    for extra, path in (([_DEFINITION | {"name": None}], "$.extraTools[0].name"), (None, "$.extraTools")):
+        with pytest.raises(DriverError) as caught:
+            await driver.request(run_id, extra)
+        assert (caught.value.kind, caught.value.path) == ("invalid_params", path)
+    assert (await driver.call(run_id, "s__search", None))["isError"] is False
     await driver.aclose()
 
 
@@ -309,3 +326,28 @@ async def test_runs_are_isolated_and_closing_the_driver_closes_every_run(tmp_pat
     assert all(server.exited for server in servers)
     with pytest.raises(DriverError):
         await driver.definitions(first)
+
+
+async def test_a_call_past_call_timeout_seconds_is_an_error_result_and_the_run_goes_on(tmp_path: Path) -> None:
+    server = _server(tmp_path, "s", tool("stuck"), tool("search"), hang_on="stuck")
+    driver = ReferenceDriver()
+    run_id = await driver.open_run(
+        {"servers": [{"id": "s", "transport": server.transport()}], "callTimeoutSeconds": 0.2}
+    )
+    hung = await driver.call(run_id, "s__stuck", {})
+    assert hung == {
+        "content": [{"type": "text", "text": "server 's' did not answer 'stuck' within 0.2 s"}],
+        "isError": True,
+    }
+    assert (await driver.call(run_id, "s__search", {}))["isError"] is False
+    await driver.aclose()
+    assert server.lines() == ["start", "hang stuck", "call search {}", "exit"]
+
+
+async def test_without_call_timeout_seconds_the_driver_applies_its_own_limit(tmp_path: Path) -> None:
+    server = _server(tmp_path, "s", tool("stuck"), hang_on="stuck")
+    driver = ReferenceDriver(call_timeout=0.2)
+    run_id = await driver.open_run({"servers": [{"id": "s", "transport": server.transport()}]})
+    assert "within 0.2 s" in (await driver.call(run_id, "s__stuck", {}))["content"][0]["text"]
+    await driver.aclose()
+    assert ReferenceDriver().call_timeout == 20.0

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import select
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping
@@ -14,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from mock_servers import Faults, FleetSpec, ServerSpec, read_ledger, stdio_params
 from reference_impl.driver import ReferenceDriver
 from reference_impl.driver.__main__ import Server, main, serve
 
@@ -33,10 +36,14 @@ def _open_params(server: RawServer, **fields: Any) -> dict[str, Any]:
     return {"servers": [{"id": "s", "transport": server.transport()}], **fields}
 
 
+def _definitions(prefix: str, count: int) -> list[dict[str, Any]]:
+    return [{"name": f"{prefix}{i}", "description": "", "inputSchema": {"type": "object"}} for i in range(count)]
+
+
 # In process: every branch of the request handler.
 
 
-@pytest.mark.parametrize("line", ["not json", "{", '{"jsonrpc": "2.0", "method": }', "\ufffd"])
+@pytest.mark.parametrize("line", ["not json", "{", '{"jsonrpc": "2.0", "method": }', "\ufffd", "\ud800"])
 async def test_a_line_that_is_not_json_is_a_parse_error(line: str) -> None:
     answer = await Server(ReferenceDriver()).handle(line)
     assert answer is not None
@@ -45,9 +52,90 @@ async def test_a_line_that_is_not_json_is_a_parse_error(line: str) -> None:
 
 
 @pytest.mark.parametrize(
+    "line",
+    [
+        b"\xff\xfe{}",
+        b'{"jsonrpc": "2.0", "id": "\xc3", "method": "initialize"}',
+        b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"x": NaN}}',
+        b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"x": -Infinity}}',
+        b'{"jsonrpc": "2.0", "id": 1e400, "method": "initialize"}',
+        b'{"jsonrpc": "2.0", "id": ' + b"9" * 5000 + b', "method": "initialize"}',
+        b"[" * 1000,
+        b"[" * 100_000 + b"]" * 100_000,
+    ],
+    ids=["not-utf-8", "torn-utf-8", "nan", "infinity", "overflow", "huge-integer", "deep", "deep-closed"],
+)
+async def test_a_line_that_is_not_utf8_json_is_a_parse_error(line: bytes) -> None:
+    answer = await Server(ReferenceDriver()).handle(line)
+    assert answer is not None
+    assert (answer["id"], answer["error"]["code"]) == (None, -32700)
+    assert len(answer["error"]["message"]) < 300
+
+
+@pytest.mark.parametrize("line", ["[]", "[1, 2]", json.dumps([{"jsonrpc": "2.0", "id": 1, "method": "initialize"}])])
+async def test_a_batch_is_one_invalid_request_error(line: str) -> None:
+    answer = await Server(ReferenceDriver()).handle(line)
+    assert answer == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32600, "message": "batches are not supported; send one request per line"},
+    }
+
+
+@pytest.mark.parametrize(
+    "notification",
+    [
+        {"method": "initialize"},
+        {"method": "no.such.method"},
+        {"method": "run.definitions", "params": {"runId": "run-9"}},
+        {"method": "run.open", "params": {"servers": "nope"}},
+        {"method": "run.open", "params": [1]},
+        {"method": "shutdown"},
+    ],
+)
+async def test_a_notification_gets_no_answer_even_when_it_would_fail(notification: dict[str, Any]) -> None:
+    server = Server(ReferenceDriver())
+    assert await server.handle(json.dumps({"jsonrpc": "2.0", **notification})) is None
+    assert not server.done
+
+
+async def test_a_notification_is_never_executed(tmp_path: Path) -> None:
+    raw = raw_server(tmp_path, "s", [[tool("a")]])
+    driver = ReferenceDriver()
+    server = Server(driver)
+    assert (
+        await server.handle(json.dumps({"jsonrpc": "2.0", "method": "run.open", "params": _open_params(raw)})) is None
+    )
+    opened = await server.handle(_request("run.open", _open_params(raw)))
+    assert opened is not None
+    assert opened["result"] == {"runId": "run-1"}
+    await driver.aclose()
+    assert raw.lines() == ["start", "exit"]
+
+
+async def test_an_id_of_another_type_is_an_invalid_request_answered_with_a_null_id() -> None:
+    answer = await Server(ReferenceDriver()).handle(json.dumps({"jsonrpc": "2.0", "id": {"a": 1}, "method": "x"}))
+    assert answer is not None
+    assert (answer["id"], answer["error"]["code"]) == (None, -32600)
+
+
+async def test_an_unknown_method_is_quoted_only_in_part() -> None:
+    answer = await Server(ReferenceDriver()).handle(_request("x" * 10_000_000, {}, 1))
+    assert answer is not None
+    assert answer["error"]["code"] == -32601
+    assert len(json.dumps(answer)) < 400
+
+
+async def test_invalid_params_carry_the_json_path_in_their_data() -> None:
+    answer = await Server(ReferenceDriver()).handle(_request("run.open", {"servers": [{"transport": {"type": "x"}}]}))
+    assert answer is not None
+    assert answer["error"]["data"]["path"] == "$.servers[0].transport.type"
+    assert answer["error"]["message"].startswith("run.open: $.servers[0].transport.type: 'x' is not one of")
+
+
+@pytest.mark.parametrize(
     ("message", "request_id"),
     [
-        ([1, 2], None),
         (5, None),
         ("initialize", None),
         ({"jsonrpc": "1.0", "id": 3, "method": "initialize"}, 3),
@@ -113,7 +201,7 @@ async def test_design_outcomes_are_code_32000_with_their_kind(tmp_path: Path) ->
     server = Server(ReferenceDriver())
     healthy = raw_server(tmp_path, "healthy", [[tool("a"), tool("b"), tool("c")]])
     gone = raw_server(tmp_path, "gone", [[]], exit_at_start=True)
-    base = [{"name": f"b{i}", "inputSchema": {"type": "object"}} for i in range(96)]
+    base = _definitions("b", 96)
     outcomes = {
         "selection_error": _open_params(healthy, baseTools=base),
         "config_error": {"servers": [{"id": "a__b", "transport": healthy.transport()}]},
@@ -128,7 +216,7 @@ async def test_design_outcomes_are_code_32000_with_their_kind(tmp_path: Path) ->
     opened = await server.handle(_request("run.open", _open_params(healthy, baseTools=base[:90])))
     assert opened is not None
     run_id = opened["result"]["runId"]
-    extra = [{"name": f"x{i}", "inputSchema": {"type": "object"}} for i in range(35)]
+    extra = _definitions("x", 35)
     too_large = await server.handle(_request("run.request", {"runId": run_id, "extraTools": extra}))
     assert too_large is not None
     assert too_large["error"]["code"] == -32000
@@ -154,15 +242,15 @@ async def test_an_unexpected_failure_is_an_internal_error_and_logged_to_stderr(
     assert "internal error in initialize: RuntimeError('a bug')" in capsys.readouterr().err
 
 
-def _stdio(monkeypatch: pytest.MonkeyPatch, *lines: str) -> io.StringIO:
-    data = "".join(line + "\n" for line in lines).encode("utf-8")
+def _stdio(monkeypatch: pytest.MonkeyPatch, *lines: str | bytes) -> io.BytesIO:
+    data = b"".join((line if isinstance(line, bytes) else line.encode("utf-8")) + b"\n" for line in lines)
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
-    out = io.StringIO()
-    monkeypatch.setattr(sys, "stdout", out)
+    out = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(out, encoding="utf-8"))
     return out
 
 
-def _answers(out: io.StringIO) -> list[dict[str, Any]]:
+def _answers(out: io.BytesIO) -> list[dict[str, Any]]:
     return [json.loads(line) for line in out.getvalue().splitlines()]
 
 
@@ -193,10 +281,45 @@ async def test_serve_closes_open_runs_when_stdin_ends(monkeypatch: pytest.Monkey
     assert server.lines() == ["start", "exit"]
 
 
-def test_main_parses_the_list_timeout_and_serves(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_serve_writes_every_reply_as_valid_utf8_json(monkeypatch: pytest.MonkeyPatch) -> None:
+    out = _stdio(
+        monkeypatch,
+        b'{"jsonrpc": "2.0", "id": "\\ud800", "method": "initialize"}',
+        b'{"jsonrpc": "2.0", "id": "caf\xc3\xa9", "method": "no.such"}',
+    )
+    await serve(ReferenceDriver())
+    lines = out.getvalue().splitlines()
+    assert [json.loads(line.decode("utf-8"))["id"] for line in lines] == ["\ud800", "café"]
+    assert b"\\ud800" in lines[0]
+
+
+async def test_a_reply_that_json_cannot_carry_becomes_an_internal_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    class _NaNDriver(ReferenceDriver):
+        async def initialize(self, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+            return {"name": "x", "version": "1", "profiles": ["core"], "score": math.nan}
+
+    out = _stdio(monkeypatch, _request("initialize", {}, 7))
+    await serve(_NaNDriver())
+    [answer] = _answers(out)
+    assert (answer["id"], answer["error"]["code"]) == (7, -32603)
+    assert answer["error"]["message"].startswith("the reply cannot be written as JSON: Out of range float values")
+
+
+def test_main_parses_the_time_limits_and_serves(monkeypatch: pytest.MonkeyPatch) -> None:
     out = _stdio(monkeypatch, _request("shutdown", {}))
-    main(["--list-timeout", "2.5"])
+    main(["--list-timeout", "2.5", "--call-timeout", "4"])
     assert _answers(out) == [{"jsonrpc": "2.0", "id": 1, "result": {}}]
+
+
+@pytest.mark.parametrize("option", ["--list-timeout", "--call-timeout"])
+@pytest.mark.parametrize("value", ["nan", "0", "-1", "inf", "86401", "soon"])
+def test_main_refuses_a_time_limit_that_is_not_a_positive_number_of_seconds(
+    option: str, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main([option, value])
+    assert exited.value.code == 2
+    assert f"expected a number of seconds greater than 0 and at most 86400, got {value!r}" in capsys.readouterr().err
 
 
 # As a child process: the real stdio driver.
@@ -279,7 +402,7 @@ def test_the_child_driver_runs_a_whole_session_over_stdio_servers(child: _Child,
     assert no_arguments["isError"] is False
     request = child.send("run.request", {"runId": run_id}, 15)["result"]["tools"]
     assert len(request) == 14
-    too_large = child.send("run.request", {"runId": run_id, "extraTools": [{"name": f"x{i}"} for i in range(115)]})
+    too_large = child.send("run.request", {"runId": run_id, "extraTools": _definitions("x", 115)})
     assert too_large["error"]["code"] == -32000
     assert too_large["error"]["data"]["kind"] == "request_too_large"
     assert child.send("run.close", {"runId": run_id}, 16) == {"jsonrpc": "2.0", "id": 16, "result": {}}
@@ -293,7 +416,7 @@ def test_the_child_driver_reports_open_failures_with_their_kind(child: _Child, t
     assert failed["error"]["data"]["kind"] == "connection_error"
     assert "server 'g'" in failed["error"]["message"]
     healthy = raw_server(tmp_path, "healthy", [[tool("a")]])
-    base = [{"name": f"b{i}", "inputSchema": {"type": "object"}} for i in range(96)]
+    base = _definitions("b", 96)
     over = child.send("run.open", _open_params(healthy, baseTools=base))
     assert over["error"]["code"] == -32000
     assert over["error"]["data"]["kind"] == "selection_error"
@@ -305,12 +428,44 @@ def test_the_child_driver_reports_open_failures_with_their_kind(child: _Child, t
     assert bad_transport["error"]["data"]["kind"] == "invalid_params"
 
 
+def test_the_child_driver_turns_a_tool_call_past_call_timeout_seconds_into_an_error_result(
+    child: _Child, tmp_path: Path
+) -> None:
+    spec = FleetSpec(servers=(ServerSpec(id="slow", tool_count=2, faults=Faults(slow=0.6)),))
+    ledger = tmp_path / "ledger.jsonl"
+    params = stdio_params(spec, "slow", ledger)
+    transport = {"type": "stdio", "command": params.command, "args": list(params.args), "env": dict(params.env or {})}
+    servers = [{"id": "slow", "transport": transport}]
+    opened = child.send("run.open", {"servers": servers, "callTimeoutSeconds": 0.2, "listTimeoutSeconds": 20}, 1)
+    run_id = opened["result"]["runId"]
+    name = next(d["name"] for d in child.send("run.definitions", {"runId": run_id})["result"]["tools"][1:])
+    hung = child.send("run.call", {"runId": run_id, "name": name, "arguments": {}}, 2)["result"]
+    assert hung["isError"] is True
+    assert f"did not answer {name.removeprefix('slow__')!r} within 0.2 s" in hung["content"][0]["text"]
+    assert child.send("initialize", {}, 3)["result"]["name"] == "reference_impl"
+    assert child.send("run.close", {"runId": run_id}, 4) == {"jsonrpc": "2.0", "id": 4, "result": {}}
+    assert read_ledger(ledger).faults("slow", "slow")
+
+
 def test_shutdown_closes_open_runs_and_ends_the_child_process(tmp_path: Path) -> None:
     process = _Child()
     try:
         server = raw_server(tmp_path, "s", [[tool("a")]])
         assert "runId" in process.send("run.open", _open_params(server))["result"]
         assert process.send("shutdown", {}, "bye") == {"jsonrpc": "2.0", "id": "bye", "result": {}}
+        assert process.process.wait(timeout=30) == 0
+        assert server.lines() == ["start", "exit"]
+    finally:
+        process.close()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_closes_every_run_and_ends_the_child_process(tmp_path: Path, signum: signal.Signals) -> None:
+    process = _Child()
+    try:
+        server = raw_server(tmp_path, "s", [[tool("a")]])
+        assert "runId" in process.send("run.open", _open_params(server))["result"]
+        process.process.send_signal(signum)
         assert process.process.wait(timeout=30) == 0
         assert server.lines() == ["start", "exit"]
     finally:

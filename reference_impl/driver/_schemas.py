@@ -1,0 +1,49 @@
+"""The driver protocol's params schemas, read as data from the ``conformance`` package.
+
+The protocol's JSON Schemas ship in ``conformance/protocol/``. The reference checks its
+input against those very files, so that the suite and the reference hold one contract;
+it reads them as data files and imports no code from the suite.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+
+__all__ = ["ParamsProblem", "params_problem"]
+
+_LIMIT = 200
+
+
+@dataclass(frozen=True, slots=True)
+class ParamsProblem:
+    """The first way a request's params break the method's schema."""
+
+    path: str
+    message: str
+
+
+@functools.cache
+def _validator(method: str) -> Draft202012Validator:
+    text = (
+        resources.files("conformance").joinpath("protocol").joinpath(f"{method}.params.schema.json").read_text("utf-8")
+    )
+    return Draft202012Validator(json.loads(text))
+
+
+def params_problem(method: str, params: Any) -> ParamsProblem | None:
+    """The shallowest problem of ``params`` for ``method`` (a protocol method), or None."""
+    errors = sorted(
+        _validator(method).iter_errors(params), key=lambda error: (len(error.absolute_path), error.json_path)
+    )
+    if not errors:
+        return None
+    message = errors[0].message
+    if len(message) > _LIMIT:
+        message = message[: _LIMIT - 1] + "…"
+    return ParamsProblem(errors[0].json_path, message)

@@ -1,0 +1,133 @@
+"""Defects of the driver protocol (PRO-*) and of base-tool names (DEF-5), one function each.
+
+They patch the reference's stdio driver (``reference_impl.driver.__main__``) where it
+frames, parses and dispatches lines, so that the toolset behind it stays conformant and
+each defect shows on its own clause.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from reference_impl import _toolset
+from reference_impl.driver import __main__ as stdio
+from reference_impl.driver import _session
+
+__all__: list[str] = []
+
+_handle = stdio.Server.handle
+
+
+def answers_out_of_order() -> None:
+    """Every request runs as a task of its own and is answered when it finishes."""
+
+    async def serve(driver: Any) -> None:
+        server = stdio.Server(driver)
+        loop = asyncio.get_running_loop()
+        pending: set[asyncio.Task[None]] = set()
+
+        async def answer(line: bytes) -> None:
+            reply = await server.handle(line)
+            if reply is not None:
+                sys.stdout.buffer.write(stdio.encode(reply))
+                sys.stdout.buffer.flush()
+
+        try:
+            while not server.done:
+                line = await loop.run_in_executor(None, sys.stdin.buffer.readline)
+                if not line:
+                    break
+                if line.strip():
+                    task = asyncio.create_task(answer(line))
+                    pending.add(task)
+                    task.add_done_callback(pending.discard)
+        finally:
+            await asyncio.gather(*pending)
+            await driver.aclose()
+
+    stdio.serve = serve
+
+
+def dies_on_garbage() -> None:
+    """A line that is not JSON ends the driver."""
+    parse = stdio.parse
+
+    def parse_or_die(line: bytes) -> Any:
+        try:
+            return parse(line)
+        except ValueError as error:
+            sys.stderr.write(f"cannot parse a line ({error}); giving up\n")
+            raise SystemExit(1) from None
+
+    stdio.parse = parse_or_die
+
+
+def unknown_method_is_a_result() -> None:
+    """A request for an unknown method is answered with an empty result."""
+
+    async def handle(self: stdio.Server, line: bytes | str) -> dict[str, Any] | None:
+        reply = await _handle(self, line)
+        if reply is not None and reply.get("error", {}).get("code") == stdio.METHOD_NOT_FOUND:
+            return {"jsonrpc": "2.0", "id": reply["id"], "result": {}}
+        return reply
+
+    stdio.Server.handle = handle  # type: ignore[method-assign]
+
+
+def no_params_check() -> None:
+    """Params are used as they come; a wrong type surfaces as an internal error."""
+    _session.check_params = lambda method, params: None
+
+
+def _notification(line: bytes | str) -> Mapping[str, Any] | None:
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    return message if isinstance(message, dict) and "id" not in message and "method" in message else None
+
+
+def answers_notifications() -> None:
+    """A notification naming an unknown method is answered with an error of id null."""
+
+    async def handle(self: stdio.Server, line: bytes | str) -> dict[str, Any] | None:
+        message = _notification(line)
+        if message is not None and message["method"] not in self._methods:
+            return stdio._error(None, stdio.METHOD_NOT_FOUND, f"unknown method {message['method']!r}")
+        return await _handle(self, line)
+
+    stdio.Server.handle = handle  # type: ignore[method-assign]
+
+
+def executes_notifications() -> None:
+    """A notification is executed like a request; only its reply is dropped."""
+
+    async def handle(self: stdio.Server, line: bytes | str) -> dict[str, Any] | None:
+        message = _notification(line)
+        if message is not None:
+            await _handle(self, json.dumps({**message, "id": "notification"}))
+            return None
+        return await _handle(self, line)
+
+    stdio.Server.handle = handle  # type: ignore[method-assign]
+
+
+def content_without_type() -> None:
+    """Tool results carry their content blocks without ``type``."""
+    call = stdio.Server._call
+
+    async def _call(self: stdio.Server, params: Mapping[str, Any]) -> Any:
+        result = await call(self, params)
+        blocks = [{key: value for key, value in block.items() if key != "type"} for block in result["content"]]
+        return {**result, "content": blocks}
+
+    stdio.Server._call = _call  # type: ignore[method-assign]
+
+
+def base_tools_shadow_mcp_tools() -> None:
+    """A base tool named like an MCP tool of the run is accepted."""
+    _toolset._check_base_collisions = lambda base_tools, catalog: None
