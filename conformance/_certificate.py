@@ -33,7 +33,7 @@ from importlib import metadata, resources
 from pathlib import Path
 from typing import Any, Final, TypedDict
 
-from conformance._clauses import Clause, load_clauses
+from conformance._clauses import Clause, Sentence, clause_id_of, load_clauses
 from conformance._expectations import Expectation, expected_failure_of
 from conformance._manifest import PENDING, UNTESTED
 from conformance._reaper import TRACKING_NOTE, Leftover
@@ -149,9 +149,19 @@ def replay_command(run: RunInfo, nodeid: str) -> str:
     return shlex.join(argv)
 
 
-def _level(clause_ids: Sequence[str], clauses: Mapping[str, Clause]) -> str:
-    levels = {clauses[c].level for c in clause_ids if c in clauses}
-    if not clause_ids or "MUST" in levels:
+def _sentences(clauses: Mapping[str, Clause]) -> dict[str, Sentence]:
+    return {s.id: s for c in clauses.values() for s in c.sentences}
+
+
+def _level(refs: Sequence[str], clauses: Mapping[str, Clause]) -> str:
+    """The highest level among the sentences (or clauses) a finding names."""
+    sentences = _sentences(clauses)
+    levels = {
+        sentences[r].level if r in sentences else clauses[clause_id_of(r)].level
+        for r in refs
+        if r in sentences or clause_id_of(r) in clauses
+    }
+    if not refs or "MUST" in levels:
         return "MUST"
     return "SHOULD" if "SHOULD" in levels else "MAY"
 
@@ -159,11 +169,14 @@ def _level(clause_ids: Sequence[str], clauses: Mapping[str, Clause]) -> str:
 def _failure(
     run: RunInfo, record: ResultRecord, finding: FindingRecord, clauses: Mapping[str, Clause]
 ) -> dict[str, Any]:
+    refs = list(finding["clauses"])
+    sentences = _sentences(clauses)
     return {
         "id": "",
-        "clauses": list(finding["clauses"]),
-        "label": ", ".join(finding["clauses"]) or PROTOCOL_LABEL,
-        "level": _level(finding["clauses"], clauses),
+        "clauses": list(dict.fromkeys(clause_id_of(r) for r in refs)),
+        "sentences": [{"id": r, "text": sentences[r].text} for r in refs if r in sentences],
+        "label": ", ".join(refs) or PROTOCOL_LABEL,
+        "level": _level(refs, clauses),
         "protocol": finding["protocol"],
         "test": record["nodeid"],
         "tests": [record["nodeid"]],
@@ -199,7 +212,7 @@ def _failures(
                     continue
                 protocol[finding["message"]] = entry
             entries.append(entry)
-    for leftover in _leftover_failure(run):
+    for leftover in _leftover_failure(run, clauses):
         entries.append(leftover)
     entries.sort(key=lambda e: (min((order.get(c, len(order)) for c in e["clauses"]), default=-1), e["test"]))
     for number, entry in enumerate(entries, start=1):
@@ -207,17 +220,21 @@ def _failures(
     return entries
 
 
-def _leftover_failure(run: RunInfo) -> list[dict[str, Any]]:
+def _leftover_failure(run: RunInfo, clauses: Mapping[str, Clause]) -> list[dict[str, Any]]:
+    """Processes left running after the suite: PRO-7.1 for a driver, ERR-7.1 in process."""
     if not run.leftovers:
         return []
     listed = [f"{p.pid}: {p.command}" for p in run.leftovers]
+    sentence = "PRO-7.1" if run.sut_option == "--sut-cmd" else "ERR-7.1"
+    sentences = _sentences(clauses)
     return [
         {
             "id": "",
-            "clauses": [],
-            "label": PROTOCOL_LABEL,
+            "clauses": [clause_id_of(sentence)],
+            "sentences": [{"id": sentence, "text": sentences[sentence].text}] if sentence in sentences else [],
+            "label": sentence,
             "level": "MUST",
-            "protocol": True,
+            "protocol": False,
             "test": "(after the suite)",
             "tests": [],
             "message": f"{len(listed)} process(es) started under the SUT were still running after the suite "
@@ -244,19 +261,20 @@ def _row_status(
     reasons: Mapping[str, str],
     gaps: frozenset[str],
 ) -> tuple[str, str | None]:
-    if cid in reasons:
-        return UNTESTED_STATUS, reasons[cid]
-    if not records:
-        if under_test and clause.profile not in under_test:
-            return NOT_APPLICABLE, f"profile {clause.profile!r} is not under test"
-        if cid in gaps:
-            return UNTESTED_STATUS, "pending: a testable clause the suite has no test for yet"
-        return NOT_RUN, "not selected: no test citing it ran in this run"
+    ids = [s.id for s in clause.sentences]
+    if all(i in reasons for i in ids):
+        return UNTESTED_STATUS, reasons[ids[0]]
+    if under_test and clause.profile not in under_test and not failing:
+        return NOT_APPLICABLE, f"profile {clause.profile!r} is not under test"
+    if any(i in gaps for i in ids):
+        return UNTESTED_STATUS, "pending: a testable sentence the suite has no check for yet"
     if failing:
         if all(f["expected_failure"] for f in failing):
             reasons_given = [e["reason"] for f in failing for e in f["expected_failure"] if e["clause"] == cid]
             return EXPECTED, "; ".join(dict.fromkeys(reasons_given))
         return FAIL, failing[0]["message"]
+    if not records:
+        return NOT_RUN, "not selected: no test citing it ran in this run"
     kinds = {r["kind"] for r in records}
     if "error" in kinds:
         return ERROR, "a test citing it could not run to the end (see errors)"
@@ -280,6 +298,7 @@ def build_certificate(
 ) -> Certificate:
     """The certificate of one run, with ``verdict`` and ``exit_code``."""
     spec = load_clauses() if clauses is None else clauses
+    # Sentence ids: a clause is untested when all its sentences are, pending when one is.
     reasons = UNTESTED if untested is None else untested
     gaps = PENDING if pending is None else pending
     session = records.session
@@ -393,7 +412,8 @@ def _stale(entry: Expectation, tests: Sequence[ResultRecord]) -> bool:
     if not relevant or any(r["kind"] in ("error", "skip", "not-run") for r in relevant):
         return False
     return not any(
-        r["kind"] == "finding" and any(entry.clause in f["clauses"] for f in r["findings"]) for r in relevant
+        r["kind"] == "finding" and any(entry.clause in map(clause_id_of, f["clauses"]) for f in r["findings"])
+        for r in relevant
     )
 
 

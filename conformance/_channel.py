@@ -106,6 +106,13 @@ class RawChannel:
         self.send(message)
         return self.read()
 
+    def exit_code(self, wait: float) -> int | None:
+        """The driver's exit code once it has exited, waiting up to ``wait`` s; None while it runs."""
+        try:
+            return self._process.popen.wait(wait)
+        except subprocess.TimeoutExpired:
+            return None
+
     def close(self) -> None:
         """Close the driver's stdin (it exits on end of input), then end its process group."""
         with contextlib.suppress(OSError, ValueError):

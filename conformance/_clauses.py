@@ -1,9 +1,11 @@
-"""The clauses of ``SPEC.md``, parsed once from the copy shipped inside the package.
+"""The clauses of ``SPEC.md`` and their sentences, parsed once from the copy shipped inside the package.
 
-A clause is written as a level-3 heading ``### ID · LEVEL · PROFILE``, a body, and a line
-``Sources: F1, R2, P3.`` citing the design's facts and rulings and the driver protocol's
-numbered requirements. Tests cite clauses with :func:`clause`, which refuses an unknown id
-when the test module is imported, so a typo never turns into a silently untested clause.
+A clause is written as a level-3 heading ``### ID · LEVEL · PROFILE``, a numbered list of
+normative sentences, and a line ``Sources: F1, R2.``. Sentence ``n`` of clause ``DSC-5``
+is ``DSC-5.n``; a sentence has its clause's level unless it opens with ``(MUST)``,
+``(SHOULD)`` or ``(MAY)``. Tests cite sentences (or whole clauses) with :func:`clause`,
+which refuses an unknown id when the test module is imported, so a typo never turns into
+a silently untested sentence.
 """
 
 from __future__ import annotations
@@ -22,14 +24,18 @@ from conformance._errors import SpecError, UnknownClause, UsageError
 
 __all__ = [
     "CLAUSES",
+    "SENTENCES",
     "Clause",
     "Level",
     "Profile",
+    "Sentence",
     "clause",
+    "clause_id_of",
     "clauses_of",
     "load_clauses",
     "parse_spec",
     "profile_of",
+    "sentences_of",
 ]
 
 Level = Literal["MUST", "SHOULD", "MAY"]
@@ -39,36 +45,51 @@ _HEADING: Final = re.compile(
     r"^### (?P<id>[A-Z]+-[1-9][0-9]*) · (?P<level>MUST|SHOULD|MAY) · (?P<profile>core|lexical)$"
 )
 _SOURCES: Final = re.compile(r"^Sources: (?P<items>[FRP][1-9][0-9]*(?:, [FRP][1-9][0-9]*)*)\.$")
+_ITEM: Final = re.compile(r"^(?P<number>[1-9][0-9]*)\. (?:\((?P<level>MUST|SHOULD|MAY)\) )?(?P<text>\S.*)$")
+_SENTENCE_ID: Final = re.compile(r"^(?P<clause>[A-Z]+-[1-9][0-9]*)\.(?P<number>[1-9][0-9]*)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Sentence:
+    """One normative sentence of a clause."""
+
+    id: str
+    level: Level
+    text: str
 
 
 @dataclass(frozen=True, slots=True)
 class Clause:
-    """One numbered requirement of the specification."""
+    """One numbered requirement of the specification: a list of sentences."""
 
     id: str
     level: Level
     profile: Profile
     # The `## ` section the clause sits in, for instance "Budgets".
     section: str
-    # The body, paragraphs separated by a blank line, lines of a paragraph joined.
-    text: str
-    # Facts (F1–F31) and rulings (R1–R12) of the design, and requirements of PROTOCOL.md
-    # (P1, P2, …), that the clause comes from.
+    sentences: tuple[Sentence, ...]
+    # Facts (F1–F31), rulings (R1–R12) and protocol requirements (P1, …) it comes from.
     sources: tuple[str, ...]
+
+    @property
+    def text(self) -> str:
+        """The clause's sentences, one after the other."""
+        return " ".join(s.text for s in self.sentences)
 
 
 def parse_spec(markdown: str) -> dict[str, Clause]:
     """Parse the clauses of a specification text, in document order.
 
     Raises:
-        SpecError: a malformed clause heading, a clause without its ``Sources:`` line,
-            text after it, or an id defined twice; the message names the line.
+        SpecError: a malformed clause heading, a clause without sentences or without its
+            ``Sources:`` line, text that is not a numbered sentence, sentences numbered out
+            of order, text after the sources, or an id defined twice; the message names the line.
     """
     clauses: dict[str, Clause] = {}
     section = ""
     current: re.Match[str] | None = None
     start = 0
-    body: list[str] = []
+    sentences: list[tuple[int, str | None, list[str]]] = []
     closed = False
 
     def finish(lineno: int) -> None:
@@ -89,31 +110,52 @@ def parse_spec(markdown: str) -> dict[str, Clause]:
                 )
             if current["id"] in clauses:
                 raise SpecError(f"SPEC.md line {lineno}: clause {current['id']} is defined twice")
-            start, body, closed = lineno, [], False
+            start, sentences, closed = lineno, [], False
         elif current is None:
             continue
         elif closed:
             if stripped:
                 raise SpecError(f"SPEC.md line {lineno}: text after the 'Sources:' line of clause {current['id']}")
         elif (sources := _SOURCES.match(stripped)) is not None:
-            text = "\n\n".join(" ".join(p.split()) for p in "\n".join(body).strip().split("\n\n"))
-            if not text:
-                raise SpecError(f"SPEC.md line {start}: clause {current['id']} has no text")
-            clauses[current["id"]] = Clause(
-                id=current["id"],
-                level=cast(Level, current["level"]),
-                profile=cast(Profile, current["profile"]),
-                section=section,
-                text=text,
-                sources=tuple(sources["items"].split(", ")),
-            )
+            clauses[current["id"]] = _clause(current, section, sentences, sources["items"].split(", "), start)
             closed = True
         elif stripped.startswith("Sources:"):
             raise SpecError(f"SPEC.md line {lineno}: expected 'Sources: F1, R2.', got {stripped!r}")
-        else:
-            body.append(stripped)
+        elif (item := _ITEM.match(stripped)) is not None:
+            expected = len(sentences) + 1
+            if int(item["number"]) != expected:
+                raise SpecError(
+                    f"SPEC.md line {lineno}: clause {current['id']}: sentence {item['number']} where {expected} is due"
+                )
+            sentences.append((lineno, item["level"], [item["text"]]))
+        elif stripped.startswith("   ") and sentences:
+            sentences[-1][2].append(stripped.strip())
+        elif stripped:
+            raise SpecError(
+                f"SPEC.md line {lineno}: clause {current['id']}: expected a numbered sentence ('1. …'), "
+                f"got {stripped!r}"
+            )
     finish(len(markdown.splitlines()) + 1)
     return clauses
+
+
+def _clause(
+    heading: re.Match[str], section: str, items: list[tuple[int, str | None, list[str]]], sources: list[str], start: int
+) -> Clause:
+    if not items:
+        raise SpecError(f"SPEC.md line {start}: clause {heading['id']} has no sentence")
+    level = cast(Level, heading["level"])
+    return Clause(
+        id=heading["id"],
+        level=level,
+        profile=cast(Profile, heading["profile"]),
+        section=section,
+        sentences=tuple(
+            Sentence(id=f"{heading['id']}.{n}", level=cast(Level, own or level), text=" ".join(lines))
+            for n, (_lineno, own, lines) in enumerate(items, start=1)
+        ),
+        sources=tuple(sources),
+    )
 
 
 def load_clauses() -> Mapping[str, Clause]:
@@ -130,28 +172,37 @@ def load_clauses() -> Mapping[str, Clause]:
 
 #: Every clause of the shipped specification, by id, in document order.
 CLAUSES: Final[Mapping[str, Clause]] = load_clauses()
+#: Every sentence of the shipped specification, by id, in document order.
+SENTENCES: Final[Mapping[str, Sentence]] = MappingProxyType({s.id: s for c in CLAUSES.values() for s in c.sentences})
 
 
-def _known(clause_id: str) -> Clause:
-    try:
-        return CLAUSES[clause_id]
-    except KeyError:
-        close = difflib.get_close_matches(clause_id, list(CLAUSES), n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else f"; SPEC.md defines {', '.join(CLAUSES)}"
-        raise UnknownClause(clause_id, hint) from None
+def clause_id_of(ref: str) -> str:
+    """The clause an id names: ``DSC-5.2`` -> ``DSC-5``; a clause id is returned as is."""
+    match = _SENTENCE_ID.match(ref)
+    return match["clause"] if match else ref
+
+
+def _known(ref: str) -> Clause:
+    """The clause of a clause or sentence id of the shipped specification."""
+    if ref in SENTENCES or ref in CLAUSES:
+        return CLAUSES[clause_id_of(ref)]
+    candidates = [*CLAUSES, *SENTENCES]
+    close = difflib.get_close_matches(ref, candidates, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else f"; SPEC.md defines {', '.join(CLAUSES)}"
+    raise UnknownClause(ref, hint)
 
 
 def clause(*ids: str) -> pytest.MarkDecorator:
-    """Mark a test as checking the given clauses: ``@clause("BUD-1", "BUD-3")``.
+    """Mark a test as checking sentences (``"DSC-5.2"``) or whole clauses (``"BUD-1"``).
 
     Raises:
         UnknownClause: an id is not defined in SPEC.md (raised when the module is imported).
         UsageError: no id was given.
     """
     if not ids:
-        raise UsageError("clause() needs at least one clause id, for instance clause('BUD-1')")
-    for clause_id in ids:
-        _known(clause_id)
+        raise UsageError("clause() needs at least one clause or sentence id, for instance clause('BUD-1.1')")
+    for ref in ids:
+        _known(ref)
     return pytest.mark.clause(*ids)
 
 
@@ -161,12 +212,24 @@ def profile_of(ids: Iterable[str]) -> Profile:
     Raises:
         UnknownClause: an id is not defined in SPEC.md.
     """
-    return "lexical" if any(_known(clause_id).profile == "lexical" for clause_id in ids) else "core"
+    return "lexical" if any(_known(ref).profile == "lexical" for ref in ids) else "core"
+
+
+def _cited(item: pytest.Item) -> list[str]:
+    return [str(arg) for mark in item.iter_markers("clause") for arg in mark.args]
 
 
 def clauses_of(item: pytest.Item) -> tuple[str, ...]:
-    """The clause ids an item cites through ``clause`` markers, in order, without repeats."""
-    ids: dict[str, None] = {}
-    for mark in item.iter_markers("clause"):
-        ids.update(dict.fromkeys(str(arg) for arg in mark.args))
-    return tuple(ids)
+    """The clauses an item cites (directly or through their sentences), in order, without repeats."""
+    return tuple(dict.fromkeys(clause_id_of(ref) for ref in _cited(item)))
+
+
+def sentences_of(item: pytest.Item) -> tuple[str, ...]:
+    """The sentences an item cites, in order, without repeats; a whole clause stands for all of them."""
+    out: dict[str, None] = {}
+    for ref in _cited(item):
+        if ref in CLAUSES:
+            out.update(dict.fromkeys(s.id for s in CLAUSES[ref].sentences))
+        else:
+            out[ref] = None
+    return tuple(out)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from conformance._clauses import Clause, load_clauses
+from conformance._clauses import Clause, clause_id_of, load_clauses
 from conformance._errors import UsageError
 
 __all__ = [
@@ -168,7 +168,7 @@ def expected_failure_of(
 
     Empty when any finding is a protocol finding (no clause) or names an uncovered clause.
     """
-    named = [c for finding in findings for c in finding.get("clauses", [])]
+    named = [clause_id_of(ref) for finding in findings for ref in finding.get("clauses", [])]
     if not findings or any(not finding.get("clauses") for finding in findings):
         return []
     cover = [e for e in entries if e.clause in named and e.covers(nodeid)]

@@ -1,8 +1,10 @@
-"""Every clause accounted for: the tests that cite it, or why it has none.
+"""Every normative sentence accounted for: the checks that enforce it, or why it has none.
 
 The manifest is computed from the shipped suite, never written by hand, so it cannot
-drift: a clause with neither a citing test nor an entry in :data:`UNTESTED` is a gap,
-and an entry for a clause that is tested (or unknown) is stale.
+drift. A check enforces a sentence when it cites the sentence's own id
+(``@clause("DSC-5.2")``); citing a whole clause enforces none of its sentences. A MUST or
+SHOULD sentence with neither a check nor an entry in :data:`UNTESTED` is a gap, and an
+entry for a sentence that is checked (or unknown) is stale.
 """
 
 from __future__ import annotations
@@ -19,40 +21,73 @@ from typing import Any, Final
 import pytest
 
 from conformance import suite
-from conformance._clauses import load_clauses
+from conformance._clauses import clause_id_of, load_clauses
 
 __all__ = [
     "MANIFEST_PATH",
     "PENDING",
     "UNTESTED",
-    "ManifestEntry",
+    "SentenceEntry",
     "citations",
     "manifest",
     "manifest_document",
     "render_manifest",
+    "suite_tests",
 ]
 
 #: The generated, committed manifest: ``mcp-conformance manifest --write`` rewrites it.
 MANIFEST_PATH: Final = Path(__file__).with_name("manifest.json")
 
-#: Clauses no test can check through the adapter interface, each with the reason.
+_PERMISSION: Final = "a permission (MAY): an implementation that uses it and one that does not are both conformant"
+#: Sentences no check can enforce through the adapter interface, each with the reason.
 UNTESTED: Final[Mapping[str, str]] = {
-    "CAT-6": "a permission (MAY): seeing or not seeing tools added mid-run are both conformant",
-    "ISO-3": "a permission (MAY): the selection trace is not part of the wire contract",
+    "CAT-6.1": _PERMISSION,
+    "RNK-9.2": _PERMISSION,
+    "DSC-5.6": _PERMISSION,
+    "ISO-3.1": "a permission (MAY): the selection trace is not part of the wire contract",
 }
 
-
-#: Testable clauses the suite does not check yet. A certificate counts them as gaps: it
-#: gives no verdict while any remains.
-PENDING: Final[frozenset[str]] = frozenset()
+#: Testable sentences the suite does not check yet. A certificate counts their clauses as
+#: gaps: it gives no verdict while any remains.
+PENDING: Final[frozenset[str]] = frozenset(
+    {
+        "CAT-2.3",
+        "POL-1.2",
+        "POL-2.3",
+        "POL-4.3",
+        "POL-6.1",
+        "SEL-3.2",
+        "RNK-1.2",
+        "RNK-1.3",
+        "RNK-2.2",
+        "RNK-2.3",
+        "RNK-3.2",
+        "RNK-3.3",
+        "RNK-5.3",
+        "RNK-6.1",
+        "RNK-6.2",
+        "RNK-6.4",
+        "RNK-6.6",
+        "RNK-7.1",
+        "RNK-7.3",
+        "DSC-9.2",
+        "DSC-10.3",
+        "DEF-2.1",
+        "DEF-4.1",
+        "GATE-4.4",
+        "ERR-1.2",
+        "ERR-2.2",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
-class ManifestEntry:
+class SentenceEntry:
+    sentence: str
     clause: str
     level: str
     profile: str
-    tests: tuple[str, ...]
+    checks: tuple[str, ...]
     untested_reason: str | None
 
 
@@ -67,49 +102,65 @@ def _marks(obj: object) -> list[pytest.Mark]:
     return list(marks) if isinstance(marks, list) else [marks]
 
 
-def citations() -> dict[str, list[str]]:
-    """Clause id -> the suite tests (``module::function``) that cite it."""
-    cited: dict[str, list[str]] = {}
+def _suite_citations() -> Iterator[tuple[str, list[str]]]:
+    """Each suite test (``module::function``) and the ids it cites."""
     for module in _suite_modules():
-        module_ids = [i for mark in _marks(module) if mark.name == "clause" for i in mark.args]
+        module_ids = [str(i) for mark in _marks(module) if mark.name == "clause" for i in mark.args]
         for name, obj in vars(module).items():
             if not name.startswith("test_") or not callable(obj):
                 continue
-            ids = module_ids + [i for mark in _marks(obj) if mark.name == "clause" for i in mark.args]
-            for clause_id in ids:
-                cited.setdefault(clause_id, []).append(f"{module.__name__.rsplit('.', 1)[-1]}::{name}")
+            ids = module_ids + [str(i) for mark in _marks(obj) if mark.name == "clause" for i in mark.args]
+            yield f"{module.__name__.rsplit('.', 1)[-1]}::{name}", ids
+
+
+def suite_tests() -> list[str]:
+    """Every test function of the shipped suite, as ``module::function``."""
+    return [test for test, _ids in _suite_citations()]
+
+
+def citations() -> dict[str, list[str]]:
+    """Clause or sentence id -> the suite tests that cite it (a sentence also counts for its clause)."""
+    cited: dict[str, list[str]] = {}
+    for test, ids in _suite_citations():
+        for ref in dict.fromkeys([*ids, *(clause_id_of(i) for i in ids)]):
+            cited.setdefault(ref, []).append(test)
     return cited
 
 
-def manifest() -> list[ManifestEntry]:
-    """One entry per clause of the specification, in specification order."""
+def manifest() -> list[SentenceEntry]:
+    """One entry per sentence of the specification, in specification order."""
     cited = citations()
     return [
-        ManifestEntry(
+        SentenceEntry(
+            sentence=sentence.id,
             clause=clause.id,
-            level=clause.level,
+            level=sentence.level,
             profile=clause.profile,
-            tests=tuple(cited.get(clause.id, ())),
-            untested_reason=UNTESTED.get(clause.id),
+            checks=tuple(cited.get(sentence.id, ())),
+            untested_reason=UNTESTED.get(sentence.id),
         )
         for clause in load_clauses().values()
+        for sentence in clause.sentences
     ]
 
 
 def manifest_document() -> dict[str, Any]:
-    """The manifest as JSON: clause -> level, profile, and its tests, or why it has none."""
+    """The manifest as JSON: clause -> level, profile, and each sentence's checks, or why it has none."""
     clauses: dict[str, Any] = {}
+    spec = load_clauses()
+    for clause_id, clause in spec.items():
+        clauses[clause_id] = {"level": clause.level, "profile": clause.profile, "sentences": {}}
     for entry in manifest():
-        row: dict[str, Any] = {"level": entry.level, "profile": entry.profile}
-        if entry.tests:
-            row["tests"] = list(entry.tests)
+        row: dict[str, Any] = {"level": entry.level}
+        if entry.checks:
+            row["checks"] = list(entry.checks)
         elif entry.untested_reason is not None:
             row["untested"] = entry.untested_reason
-        elif entry.clause in PENDING:
-            row["pending"] = "testable; the suite has no test for it yet"
+        elif entry.sentence in PENDING:
+            row["pending"] = "testable; the suite has no check for it yet"
         else:
-            row["gap"] = "no test, no reason in UNTESTED and not PENDING"
-        clauses[entry.clause] = row
+            row["gap"] = "no check, no reason in UNTESTED and not PENDING"
+        clauses[entry.clause]["sentences"][entry.sentence] = row
     return {
         "about": "Generated from conformance/SPEC.md and the suite by `mcp-conformance manifest --write`; do not edit.",
         "clauses": clauses,

@@ -65,7 +65,8 @@ class SessionRecord(TypedDict):
 
 
 class FindingRecord(TypedDict):
-    #: The clauses the finding breaks; empty only for a ``protocol`` finding.
+    #: The sentences (``DSC-5.2``) or clauses the finding breaks; empty only for a
+    #: ``protocol`` finding of the harness (a crash, a hang, garbage).
     clauses: list[str]
     #: The SUT broke the driver protocol or the adapter contract (crashed, hung, garbage).
     protocol: bool
@@ -95,7 +96,10 @@ class ResultRecord(TypedDict):
     nodeid: str
     module: str
     name: str
+    #: The clauses the test cites (directly or through their sentences).
     clauses: list[str]
+    #: The ids the test cites, sentences and whole clauses, as written.
+    cites: list[str]
     kind: Kind
     #: The phase that decided the kind: "setup", "call" or "teardown".
     when: str
@@ -228,6 +232,7 @@ def _test(record: dict[str, Any]) -> ResultRecord:
         module=str(record.get("module", "")),
         name=str(record.get("name", "")),
         clauses=[str(c) for c in record.get("clauses", [])],
+        cites=[str(c) for c in record.get("cites", record.get("clauses", []))],
         kind=record["kind"],
         when=str(record.get("when", "call")),
         duration=float(record.get("duration", 0.0)),

@@ -23,7 +23,7 @@ import pytest
 import pytest_asyncio
 
 from conformance import _properties
-from conformance._clauses import Profile, clauses_of, profile_of
+from conformance._clauses import Profile, clause_id_of, clauses_of, profile_of, sentences_of
 from conformance._driver import DriverSut
 from conformance._errors import ConformanceError, Nonconformance, OutcomeError, SutBroken, SutMisbehaved
 from conformance._expectations import Expectation, expected_failure_of, load_expectations
@@ -312,8 +312,23 @@ def _exceptions(exc: BaseException) -> Iterator[BaseException]:
         yield exc
 
 
-def finding_record(exc: BaseException, cited: tuple[str, ...]) -> FindingRecord:
-    """The fields of a finding as JSON values; clauses default to the ones the test cites."""
+# Values that change from run to run however the run goes: the ports of served fleets.
+_PORT: Final = re.compile(r"(127\.0\.0\.1|localhost):\d+")
+
+
+def _steady(value: object, temp: str | None) -> Any:
+    """``value`` as JSON, with ports and the run's temporary folder replaced by placeholders."""
+    data = jsonable(value)
+    if data is None:
+        return None
+    text = _PORT.sub(r"\1:<port>", json.dumps(data, ensure_ascii=False))
+    if temp:
+        text = text.replace(json.dumps(temp)[1:-1], "<tmp>")
+    return json.loads(text)
+
+
+def finding_record(exc: BaseException, cited: tuple[str, ...], temp: str | None = None) -> FindingRecord:
+    """The fields of a finding as JSON values; the sentences it breaks default to the ones the test cites."""
     notes = [str(note) for note in getattr(exc, "__notes__", ())]
     example = _ADDRESS.sub("", "\n".join(n for n in notes if not n.startswith("You can reproduce")))
     if isinstance(exc, Nonconformance):
@@ -322,9 +337,9 @@ def finding_record(exc: BaseException, cited: tuple[str, ...]) -> FindingRecord:
             clauses=[] if protocol else list(exc.clauses or cited),
             protocol=protocol,
             message=exc.message,
-            expected=jsonable(exc.expected),
-            observed=jsonable(exc.observed),
-            case=jsonable(exc.case),
+            expected=_steady(exc.expected, temp),
+            observed=_steady(exc.observed, temp),
+            case=_steady(exc.case, temp),
             example=example,
             stderr_tail=exc.stderr_tail if isinstance(exc, SutMisbehaved) else "",
         )
@@ -344,7 +359,16 @@ def finding_record(exc: BaseException, cited: tuple[str, ...]) -> FindingRecord:
     )
 
 
-def _classify(members: list[BaseException], cited: tuple[str, ...], when: str) -> tuple[Kind, str, list[FindingRecord]]:
+def _stray(ref: str, item: pytest.Item) -> bool:
+    """Whether a finding's sentence or clause is one the test does not cite."""
+    if "." in ref:
+        return ref not in sentences_of(item)
+    return clause_id_of(ref) not in clauses_of(item)
+
+
+def _classify(
+    members: list[BaseException], cited: tuple[str, ...], when: str, item: pytest.Item
+) -> tuple[Kind, str, list[FindingRecord]]:
     """What a failed phase means: findings about the SUT, the SUT broken, or the suite breaking."""
     if when == "call" and members and all(isinstance(e, SutBroken) for e in members):
         return "not-run", f"not run: {members[0]}", []
@@ -354,8 +378,9 @@ def _classify(members: list[BaseException], cited: tuple[str, ...], when: str) -
         broke = next((e for e in members if not isinstance(e, AssertionError | OutcomeError)), None)
         what = f"{type(broke).__name__}: {broke}" if broke is not None else f"failed in {when}"
         return "error", what, []
-    findings = [finding_record(e, cited) for e in members]
-    stray = sorted({c for f in findings for c in f["clauses"] if c not in cited})
+    basetemp = item.config.getoption("basetemp", None)
+    findings = [finding_record(e, cited, str(basetemp) if basetemp else None) for e in members]
+    stray = sorted({c for f in findings for c in f["clauses"] if _stray(c, item)})
     if stray:
         return (
             "error",
@@ -366,15 +391,21 @@ def _classify(members: list[BaseException], cited: tuple[str, ...], when: str) -
     return "finding", "", findings
 
 
+def _cites(item: pytest.Item) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(str(arg) for mark in item.iter_markers("clause") for arg in mark.args))
+
+
 def _test_record(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport) -> ResultRecord:
-    cited: tuple[str, ...] = item.stash[CLAUSES_KEY] if CLAUSES_KEY in item.stash else clauses_of(item)
+    clause_ids: tuple[str, ...] = item.stash[CLAUSES_KEY] if CLAUSES_KEY in item.stash else clauses_of(item)
+    cited = _cites(item)
     guard = item.stash.get(_GUARD_KEY, None)
     record = ResultRecord(
         record="test",
         nodeid=item.nodeid,
         module=item.path.name,
         name=item.name,
-        clauses=list(cited),
+        clauses=list(clause_ids),
+        cites=list(cited),
         kind="pass",
         when=report.when,
         duration=round(report.duration, 3),
@@ -391,7 +422,7 @@ def _test_record(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.
     if report.failed:
         exc = call.excinfo.value if call.excinfo is not None else None
         members = list(_exceptions(exc)) if exc is not None else []
-        kind, message, findings = _classify(members, cited, report.when)
+        kind, message, findings = _classify(members, cited, report.when, item)
         record["kind"], record["findings"] = kind, findings
         record["message"] = message if kind != "error" or message else report.longreprtext
         return record

@@ -1,110 +1,12 @@
-"""Fixtures of the shipped suite: one mock fleet host per process, and fleets built on it.
-
-Each pytest process (each xdist worker) starts its own fleet host the first time a test
-needs one and stops it at the end of the session, so workers never share ports. A test
-adds a fleet per Hypothesis example with :func:`Fleets.serve` and gets back the
-``servers`` parameter of ``run.open``, a fresh ledger and the tools each server lists.
-"""
+"""Fixtures of the shipped suite."""
 
 from __future__ import annotations
 
-import contextlib
-import itertools
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from collections.abc import Iterator
 
 import pytest
 
-from mock_servers import FleetHost, FleetSpec, generate_tools, read_ledger, spec_to_dict, stdio_params
-from mock_servers._ledger import LedgerView
-
-
-@dataclass
-class Fleet:
-    """A fleet being served for one example."""
-
-    spec: FleetSpec
-    policies: dict[str, dict[str, Any]]
-    servers: list[dict[str, Any]]
-    ledger_path: Path
-    tools: dict[str, list[dict[str, Any]]]
-
-    def ledger(self) -> LedgerView:
-        return read_ledger(self.ledger_path)
-
-    def describe(self) -> dict[str, Any]:
-        """What replays the fleet: the spec and the policies."""
-        return {"fleet": spec_to_dict(self.spec), "policies": self.policies}
-
-
-class Fleets:
-    """Serves fleets over HTTP on a lazily started host, or over stdio."""
-
-    def __init__(self, workdir: Path) -> None:
-        self._workdir = workdir
-        self._host: FleetHost | None = None
-        self._counter = itertools.count()
-
-    @property
-    def host(self) -> FleetHost:
-        if self._host is None:
-            self._host = FleetHost.spawn()
-        return self._host
-
-    def close(self) -> None:
-        host, self._host = self._host, None
-        if host is not None:
-            host.close()
-
-    def _ledger(self) -> Path:
-        return self._workdir / f"ledger-{next(self._counter)}.jsonl"
-
-    @contextlib.contextmanager
-    def serve(
-        self,
-        spec: FleetSpec,
-        policies: Mapping[str, Mapping[str, Any]] | None = None,
-        *,
-        transport: str = "http",
-    ) -> Iterator[Fleet]:
-        """Serve ``spec``; ``policies`` maps server id to a wire ``toolPolicy`` (default ``{}``).
-
-        ``transport`` is ``"http"`` (on the shared host) or ``"stdio"`` (the SUT spawns
-        each server as a subprocess).
-        """
-        ledger = self._ledger()
-        pol = {s.id: dict((policies or {}).get(s.id, {})) for s in spec.servers}
-        tools = {s.id: generate_tools(s) for s in spec.servers}
-        if transport == "stdio":
-            servers = []
-            for s in spec.servers:
-                params = stdio_params(spec, s.id, ledger)
-                servers.append(
-                    {
-                        "id": s.id,
-                        "transport": {
-                            "type": "stdio",
-                            "command": params.command,
-                            "args": list(params.args),
-                            "env": dict(params.env or {}),
-                        },
-                        "policy": pol[s.id],
-                    }
-                )
-            yield Fleet(spec, pol, servers, ledger, tools)
-            return
-        urls = self.host.add_fleet(spec, ledger)
-        try:
-            servers = [
-                {"id": s.id, "transport": {"type": "http", "url": urls[s.id]}, "policy": pol[s.id]}
-                for s in spec.servers
-            ]
-            yield Fleet(spec, pol, servers, ledger, tools)
-        finally:
-            with contextlib.suppress(Exception):
-                self.host.remove_fleet(urls)
+from conformance.suite._fleets import Fleets
 
 
 @pytest.fixture(scope="session")

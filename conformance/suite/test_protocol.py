@@ -17,7 +17,8 @@ import pytest
 from conformance import DriverSut, Nonconformance, Sut, clause
 from conformance._channel import ChannelError, RawChannel
 from conformance._protocol import PROTOCOL_VERSION, reply_problem
-from conformance.suite._model import DISCOVERY, base_tools, catalog, fail, names, open_params
+from conformance.suite._fleets import Fleet, Fleets
+from conformance.suite._wire import DISCOVERY, base_tools, catalog, fail, names, open_params, portable
 from mock_servers import FleetSpec, ServerSpec, example_arguments
 
 INITIALIZE: dict[str, Any] = {"protocolVersion": PROTOCOL_VERSION}
@@ -114,13 +115,13 @@ def _channel(sut: Sut, clause_id: str) -> Iterator[_Checked]:
         yield checked
 
 
-def _listings(served: Any) -> int:
+def _listings(served: Fleet) -> int:
     count: int = served.ledger().listed_pages("s0").count(0)
     return count
 
 
-@clause("PRO-1")
-def test_every_request_gets_one_reply_in_the_order_it_was_sent(sut: Sut, fleets: Any) -> None:
+@clause("PRO-1.1", "PRO-1.2")
+def test_every_request_gets_one_reply_in_the_order_it_was_sent(sut: Sut, fleets: Fleets) -> None:
     with fleets.serve(FLEET) as served, _channel(sut, "PRO-1") as channel:
         # run.open has servers to reach; the requests behind it have nothing to wait for.
         requests = [
@@ -153,7 +154,7 @@ NOT_JSON = {
 }
 
 
-@clause("PRO-2")
+@clause("PRO-2.1", "PRO-2.2")
 def test_a_line_that_is_not_json_is_a_parse_error_and_the_driver_goes_on(sut: Sut) -> None:
     with _channel(sut, "PRO-2") as channel:
         for what, line in NOT_JSON.items():
@@ -169,7 +170,7 @@ def test_a_line_that_is_not_json_is_a_parse_error_and_the_driver_goes_on(sut: Su
             channel.still_serving(f"a line that is not JSON ({what})")
 
 
-@clause("PRO-3")
+@clause("PRO-3.1")
 def test_an_unknown_method_is_method_not_found_and_the_driver_goes_on(sut: Sut) -> None:
     with _channel(sut, "PRO-3") as channel:
         for i, method in enumerate(("run.explode", "tools/list", "Initialize")):
@@ -177,8 +178,8 @@ def test_an_unknown_method_is_method_not_found_and_the_driver_goes_on(sut: Sut) 
         channel.still_serving("unknown methods")
 
 
-@clause("PRO-4")
-def test_invalid_params_are_refused_with_invalid_params_and_have_no_effect(sut: Sut, fleets: Any) -> None:
+@clause("PRO-4.1", "PRO-4.2")
+def test_invalid_params_are_refused_with_invalid_params_and_have_no_effect(sut: Sut, fleets: Fleets) -> None:
     with fleets.serve(FLEET) as served, _channel(sut, "PRO-4") as channel:
         good = open_params(served.servers)
         run_id = channel.result("open", "run.open", good).get("runId")
@@ -213,8 +214,8 @@ def test_invalid_params_are_refused_with_invalid_params_and_have_no_effect(sut: 
         channel.result("close", "run.close", {"runId": run_id})
 
 
-@clause("PRO-5")
-def test_a_notification_gets_no_reply_and_has_no_effect(sut: Sut, fleets: Any) -> None:
+@clause("PRO-5.1", "PRO-5.2")
+def test_a_notification_gets_no_reply_and_has_no_effect(sut: Sut, fleets: Fleets) -> None:
     with fleets.serve(FLEET) as served, _channel(sut, "PRO-5") as channel:
         notifications = [
             _notification("run.open", open_params(served.servers)),
@@ -247,7 +248,7 @@ def test_a_notification_gets_no_reply_and_has_no_effect(sut: Sut, fleets: Any) -
             )
 
 
-def _session(served: Any, run_id: str, definitions: Sequence[Mapping[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+def _session(served: Fleet, run_id: str, definitions: Sequence[Mapping[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
     """One request of every kind the suite makes inside a run, each answered with a result or an error."""
     tools = catalog(served.tools)
     active = [name for name in names(definitions) if name in tools]
@@ -268,8 +269,8 @@ def _session(served: Any, run_id: str, definitions: Sequence[Mapping[str, Any]])
     ]
 
 
-@clause("PRO-6")
-def test_every_reply_validates_against_the_protocol_schemas(sut: Sut, fleets: Any) -> None:
+@clause("PRO-6.1", "PRO-6.2")
+def test_every_reply_validates_against_the_protocol_schemas(sut: Sut, fleets: Fleets) -> None:
     with fleets.serve(FLEET) as served, _channel(sut, "PRO-6") as channel:
 
         def check(request_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -292,7 +293,30 @@ def test_every_reply_validates_against_the_protocol_schemas(sut: Sut, fleets: An
             check(i, method, step)
 
 
-@clause("RNK-9")
+# Seconds a driver may take to exit after answering shutdown (PROTOCOL.md's grace).
+SHUTDOWN_GRACE = 5.0
+
+
+@clause("PRO-7.1")
+def test_after_shutdown_the_driver_and_the_servers_it_started_have_ended(sut: Sut, fleets: Fleets) -> None:
+    spec = FleetSpec(servers=(ServerSpec(id="a", tool_count=3), ServerSpec(id="b", tool_count=4)))
+    with fleets.serve(spec, transport="stdio") as served, _channel(sut, "PRO-7.1") as channel:
+        # A run left open: shutdown must close it and end its stdio servers.
+        channel.result(1, "run.open", open_params(served.servers))
+        channel.result(2, "shutdown", {})
+        code = channel.channel.exit_code(SHUTDOWN_GRACE)
+        if code is None:
+            raise channel.fail(f"the driver still runs {SHUTDOWN_GRACE:g} s after answering shutdown", expected="exit")
+        alive = served.processes_alive()
+        if alive:
+            raise channel.fail(
+                "stdio servers the driver started still run after it shut down",
+                expected=[],
+                observed=portable(alive),
+            )
+
+
+@clause("RNK-9.1")
 @pytest.mark.asyncio
 async def test_initialize_claims_the_core_profile(sut: Sut) -> None:
     implementation = await sut.initialize()

@@ -15,23 +15,24 @@ SPEC = """
 ## Things
 
 ### A-1 · MUST · core
-Hosts keep things. They keep them well.
+1. Hosts keep things.
+2. (SHOULD) They keep them well.
 Sources: F1.
 
 ### A-2 · SHOULD · core
-Hosts tidy things.
+1. Hosts tidy things.
 Sources: F2.
 
 ### A-3 · MAY · core
-Hosts may paint things.
+1. Hosts may paint things.
 Sources: F3.
 
 ### L-1 · MUST · lexical
-Scores are exact.
+1. Scores are exact.
 Sources: R1.
 """
 CLAUSES = parse_spec(SPEC)
-UNTESTED = {"A-3": "a permission"}
+UNTESTED = {"A-3.1": "a permission"}
 
 
 def session(**changes: Any) -> SessionRecord:
@@ -72,6 +73,7 @@ def record(test: str, clauses: list[str], kind: Kind = "pass", **extra: Any) -> 
         module="test_x.py",
         name=test,
         clauses=clauses,
+        cites=extra.pop("cites", clauses),
         kind=kind,
         when=extra.pop("when", "call"),
         duration=0.1,
@@ -122,6 +124,17 @@ def test_a_clause_title_is_its_whole_first_sentence(tmp_path: Path) -> None:
     cert = certificate(tmp_path, [record("test_one", ["A-1"])])
 
     assert cert["clauses"][0]["title"] == "Hosts keep things"
+
+
+def test_a_failure_names_its_sentence_with_the_sentence_text_and_level(tmp_path: Path) -> None:
+    failing = record("test_one", ["A-1"], "finding", findings=[finding(["A-1.2"])], cites=["A-1.2"])
+
+    cert = certificate(tmp_path, [failing, record("test_two", ["A-2"])])
+
+    [entry] = cert["failures"]
+    assert entry["label"] == "A-1.2" and entry["clauses"] == ["A-1"]
+    assert entry["sentences"] == [{"id": "A-1.2", "text": "They keep them well."}]
+    assert entry["level"] == "SHOULD" and cert["exit_code"] == 0
 
 
 def test_a_must_failure_is_non_conformant_with_the_case_and_a_replay_command(tmp_path: Path) -> None:
@@ -225,7 +238,7 @@ def test_a_test_that_breaks_in_setup_gives_no_verdict(tmp_path: Path) -> None:
 
 
 def test_a_pending_clause_makes_the_run_incomplete(tmp_path: Path) -> None:
-    cert = certificate(tmp_path, [record("test_one", ["A-1"])], pending=frozenset({"A-2"}))
+    cert = certificate(tmp_path, [record("test_one", ["A-1"])], pending=frozenset({"A-2.1"}))
 
     assert (cert["verdict"], cert["exit_code"]) == ("incomplete", 2)
     assert statuses(cert)["A-2"] == "untested"

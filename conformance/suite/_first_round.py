@@ -1,0 +1,104 @@
+"""Opening a run over a generated fleet and reading its first definitions, against the oracle.
+
+The first-round properties of several sections (policy, selection, budgets, discovery,
+definitions) share this: the oracle decides, before anything is served, whether the run
+must open; an example whose run must be refused is discarded by the properties that
+judge an open run (the refusal has properties of its own), and a refusal the oracle does
+not predict, or an acceptance it forbids, is a finding on the sentence that decides it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from hypothesis import assume, example
+
+from conformance._errors import Nonconformance, OutcomeError
+from conformance._sut import Sut
+from conformance.suite._explore import plan
+from conformance.suite._fleets import Fleets
+from conformance.suite._oracle import FirstRound
+from conformance.suite._strategies import FleetAndPolicies
+from conformance.suite._wire import base_tools, fail, names, open_params, refusal_or, run
+
+__all__ = ["Opened", "open_first_round", "with_examples"]
+
+_F = TypeVar("_F", bound=Callable[..., None])
+
+
+@dataclass
+class Opened:
+    """A run opened (or refused) over a served fleet, and what the oracle predicted."""
+
+    model: FirstRound
+    tools: dict[str, list[dict[str, Any]]]
+    base: list[str]
+    #: The first definitions, or the refusal of ``run.open``.
+    got: list[dict[str, Any]] | OutcomeError
+    case: dict[str, Any]
+
+    def definitions(self, sentences: Sequence[str]) -> list[dict[str, Any]]:
+        """The definitions of a run that had to open; a refusal is a finding on ``sentences``."""
+        if isinstance(self.got, OutcomeError):
+            raise fail(
+                sentences,
+                "run.open refused a run that fits every budget and cap",
+                expected="an open run",
+                observed=str(self.got),
+                case=self.case,
+            )
+        return self.got
+
+    def refusal(self) -> Nonconformance | None:
+        """For a run the oracle refuses: the finding when the SUT opened it or refused otherwise."""
+        model = self.model
+        assert model.error is not None
+        if isinstance(self.got, OutcomeError):
+            if self.got.kind == model.error:
+                return None
+            return fail(
+                (model.error_sentence,),
+                f"run.open refused with {self.got.kind}",
+                expected=f"{model.error}: {model.why}",
+                observed=str(self.got),
+                case=self.case,
+            )
+        return fail(
+            (model.error_sentence,),
+            "run.open accepted a run that must fail",
+            expected=f"{model.error}: {model.why}",
+            observed=names(self.got),
+            case=self.case,
+        )
+
+
+def open_first_round(
+    sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int, *, must_open: bool = True
+) -> Opened:
+    """Open a run over ``fleet`` with ``base_count`` base tools and read its first definitions.
+
+    With ``must_open`` (the default), an example whose run the oracle refuses is discarded
+    before anything is served.
+    """
+    model = plan(fleet, base_count)
+    if must_open:
+        assume(model.error is None)
+    spec, policies = fleet
+    base = base_tools(base_count)
+    with fleets.serve(spec, policies) as served:
+        case = served.describe() | {"baseTools": base_count}
+        got = run(refusal_or(sut, open_params(served.servers, base)))
+        return Opened(model, served.tools, names(base), got, case)
+
+
+def with_examples(cases: list[tuple[FleetAndPolicies, int]]) -> Callable[[_F], _F]:
+    """Decorate a ``(fleet, base_count)`` property with each case as an explicit example."""
+
+    def decorate(test: _F) -> _F:
+        for fleet, base_count in reversed(cases):
+            test = example(fleet=fleet, base_count=base_count)(test)
+        return test
+
+    return decorate

@@ -1,0 +1,157 @@
+"""What the specification lets the suite predict, computed without any ranker.
+
+Policy (POL-*), the first-round count (SEL-1, SEL-2), the budgets (BUD-*) and the
+refusals they imply (ERR-1, ERR-2, BUD-4) are fully determined by the servers' listings,
+the policies and the number of base tools. The suite computes them here, before any fleet
+is served, and compares what the SUT does against them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+__all__ = [
+    "DEFAULT_LIMIT",
+    "DEFAULT_MAX_ACTIVE",
+    "DYNAMIC",
+    "FIRST_ROUND",
+    "FIRST_ROUND_SERVER_CAP",
+    "MAX_LIMIT",
+    "REQUEST",
+    "FirstRound",
+    "ServerModel",
+    "Tools",
+    "discovery_bound",
+    "first_round",
+    "read_only",
+    "server_model",
+]
+
+FIRST_ROUND: Final = 96
+DYNAMIC: Final = 112
+REQUEST: Final = 128
+DEFAULT_MAX_ACTIVE: Final = 24
+FIRST_ROUND_SERVER_CAP: Final = 12
+DEFAULT_LIMIT: Final = 6
+MAX_LIMIT: Final = 12
+
+#: Each server's listing: server id -> wire tools (``{"name", "description", "inputSchema", ...}``).
+Tools = Mapping[str, Sequence[Mapping[str, Any]]]
+Refusal = Literal["selection_error"]
+
+
+def read_only(tool: Mapping[str, Any]) -> bool:
+    """POL-5.1: the annotations carry ``readOnlyHint`` equal to the JSON value ``true``."""
+    annotations = tool.get("annotations")
+    return isinstance(annotations, Mapping) and annotations.get("readOnlyHint") is True
+
+
+@dataclass
+class ServerModel:
+    """One server's policy consequences."""
+
+    id: str
+    mode: str
+    max_active: int
+    eligible: list[str]
+    required: list[str]
+    pinned_not_eligible: list[str] = field(default_factory=list)
+
+    @property
+    def first_round_cap(self) -> int:
+        """SEL-1.1: ``max(required, min(12, maxActiveTools))``."""
+        return max(len(self.required), min(FIRST_ROUND_SERVER_CAP, self.max_active))
+
+    @property
+    def ranked_room(self) -> int:
+        """How many ranked tools the first round may take from this server (SEL-2.3)."""
+        if self.mode != "auto":
+            return 0
+        return max(0, min(len(self.eligible) - len(self.required), self.first_round_cap - len(self.required)))
+
+
+def server_model(server_id: str, tools: Iterable[Mapping[str, Any]], policy: Mapping[str, Any]) -> ServerModel:
+    """POL-1..POL-7 and POL-9 for one server."""
+    mode = policy.get("mode", "auto")
+    allowed = set(policy.get("allowedTools", []))
+    denied = set(policy.get("deniedTools", []))
+    pinned = set(policy.get("pinnedTools", []))
+    read_only_only = policy.get("sideEffects", "allow") == "readOnly"
+    eligible = []
+    for tool in tools:
+        name = tool["name"]
+        if name in denied:
+            continue
+        if mode == "allowlist" and name not in allowed:
+            continue
+        if mode == "auto" and allowed and name not in allowed:
+            continue
+        if read_only_only and not read_only(tool):
+            continue
+        eligible.append(name)
+    required = [n for n in eligible if mode != "auto" or n in pinned]
+    return ServerModel(
+        id=server_id,
+        mode=mode,
+        max_active=policy.get("maxActiveTools", DEFAULT_MAX_ACTIVE),
+        eligible=eligible,
+        required=required,
+        pinned_not_eligible=sorted(pinned - set(eligible)),
+    )
+
+
+@dataclass
+class FirstRound:
+    """What the first round must look like, or the error it must fail with."""
+
+    servers: dict[str, ServerModel]
+    base: int
+    discovery: bool
+    error: Refusal | None
+    #: The sentence the refusal comes from ("BUD-4.1", "ERR-1.1", "ERR-2.1"), and why.
+    error_sentence: str
+    why: str
+    mcp_count: int
+
+    @property
+    def capacity(self) -> int:
+        """BUD-1.2: the first-round MCP capacity."""
+        return FIRST_ROUND - self.base - int(self.discovery)
+
+    @property
+    def dynamic_capacity(self) -> int:
+        """BUD-2.2: the dynamic MCP capacity."""
+        return DYNAMIC - self.base - int(self.discovery)
+
+    @property
+    def auto_servers(self) -> list[str]:
+        return [sid for sid, m in self.servers.items() if m.mode == "auto"]
+
+
+def first_round(tools: Tools, policies: Mapping[str, Mapping[str, Any]], base: int) -> FirstRound:
+    """The first round the specification determines for these listings, policies and base tools."""
+    servers = {sid: server_model(sid, tools[sid], policies.get(sid, {})) for sid in tools}
+    discovery = any(m.mode == "auto" for m in servers.values())
+    capacity = FIRST_ROUND - base - int(discovery)
+    error: Refusal | None = None
+    sentence, why = "", ""
+    required_total = sum(len(m.required) for m in servers.values())
+    over = [m.id for m in servers.values() if len(m.required) > m.max_active]
+    if capacity < 0:
+        error, sentence, why = "selection_error", "BUD-4.1", f"first-round capacity {capacity} < 0"
+    elif over:
+        error, sentence, why = "selection_error", "ERR-1.1", f"required tools over maxActiveTools on {over}"
+    elif required_total > capacity:
+        error, sentence, why = "selection_error", "ERR-2.1", f"{required_total} required tools > capacity {capacity}"
+    count = 0
+    if error is None:
+        count = required_total + min(capacity - required_total, sum(m.ranked_room for m in servers.values()))
+    return FirstRound(servers, base, discovery, error, sentence, why, count)
+
+
+def discovery_bound(limit: int | None, room: int) -> int:
+    """DSC-5.1–5.4: the most one call may activate for a valid ``limit`` with ``room`` left."""
+    asked = DEFAULT_LIMIT if limit is None else min(limit, MAX_LIMIT)
+    return max(0, min(asked, room))

@@ -1,0 +1,127 @@
+"""How the suite talks to the SUT: run parameters, definition lists, results, findings.
+
+Everything here works on the wire shapes of the driver protocol (``run.open`` params,
+``{name, description, inputSchema}`` definitions, ``{content, isError,
+structuredContent}`` results), so that checks read the same whether the SUT runs in this
+process or behind a driver.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from typing import Any, Final, TypeVar
+
+from conformance._errors import Nonconformance, OutcomeError
+from conformance._sut import Sut
+
+__all__ = [
+    "DISCOVERY",
+    "Definition",
+    "activated",
+    "base_tools",
+    "catalog",
+    "fail",
+    "mcp_definitions",
+    "names",
+    "open_params",
+    "portable",
+    "qualified",
+    "refusal_or",
+    "result_text",
+    "run",
+    "structured",
+]
+
+_T = TypeVar("_T")
+
+DISCOVERY: Final = "search_mcp_tools"
+#: A tool definition on the wire: ``{"name", "description", "inputSchema", ...}``.
+Definition = Mapping[str, Any]
+#: Ledger fields that change from run to run (processes, clocks, session ids).
+_VOLATILE: Final = frozenset({"pid", "ts", "seq", "sessionId"})
+
+
+def run(coro: Coroutine[Any, Any, _T]) -> _T:
+    """Run one example's async body in a fresh event loop."""
+    return asyncio.run(coro)
+
+
+def base_tools(count: int, prefix: str = "base") -> list[dict[str, Any]]:
+    """``count`` non-MCP tool definitions with names no MCP tool can take."""
+    return [
+        {
+            "name": f"{prefix}_{i}",
+            "description": f"Built-in helper number {i}.",
+            "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+        }
+        for i in range(count)
+    ]
+
+
+def qualified(server_id: str, name: str) -> str:
+    return f"{server_id}__{name}"
+
+
+def open_params(
+    servers: Sequence[Mapping[str, Any]],
+    base: Sequence[Mapping[str, Any]] = (),
+    user: str = "",
+    system: str = "",
+) -> dict[str, Any]:
+    """``run.open`` params."""
+    return {"servers": list(servers), "baseTools": list(base), "userMessage": user, "systemPrompt": system}
+
+
+def names(defs: Iterable[Definition]) -> list[str]:
+    return [str(d["name"]) for d in defs]
+
+
+def mcp_definitions(defs: Sequence[Definition], base_names: Iterable[str]) -> list[Definition]:
+    """The definitions that are neither base tools nor the discovery tool."""
+    skip = set(base_names) | {DISCOVERY}
+    return [d for d in defs if d["name"] not in skip]
+
+
+def catalog(tools: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, tuple[str, Mapping[str, Any]]]:
+    """Qualified name -> (server id, wire tool)."""
+    return {qualified(sid, t["name"]): (sid, t) for sid, ts in tools.items() for t in ts}
+
+
+def structured(result: Mapping[str, Any]) -> dict[str, Any]:
+    """A result's ``structuredContent``, or ``{}``."""
+    content = result.get("structuredContent")
+    return dict(content) if isinstance(content, Mapping) else {}
+
+
+def activated(result: Mapping[str, Any]) -> list[str]:
+    """The qualified names a discovery result reports as activated, in its order."""
+    entries = structured(result).get("activated")
+    if not isinstance(entries, list):
+        return []
+    return [str(e.get("name")) for e in entries if isinstance(e, Mapping)]
+
+
+def result_text(result: Mapping[str, Any]) -> str:
+    return " ".join(str(c.get("text", "")) for c in result.get("content", []) if isinstance(c, Mapping))
+
+
+def portable(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Ledger events without what changes between runs, for a finding's ``observed``."""
+    return [{k: v for k, v in e.items() if k not in _VOLATILE} for e in events]
+
+
+def fail(
+    sentences: Sequence[str], message: str, *, expected: object = None, observed: object = None, case: Any = None
+) -> Nonconformance:
+    """A finding on ``sentences`` (ids like ``"DSC-5.2"``), with what replays it."""
+    return Nonconformance(sentences, message, expected=expected, observed=observed, case=case)
+
+
+async def refusal_or(sut: Sut, params: Mapping[str, Any]) -> list[dict[str, Any]] | OutcomeError:
+    """Open a run and read its first definitions, or the refusal ``run.open`` gave."""
+    try:
+        async with sut.open(params) as r:
+            return await r.definitions()
+    except OutcomeError as exc:
+        return exc
