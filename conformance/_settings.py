@@ -70,8 +70,8 @@ OPTIONS: Final = (
         "--clause",
         "conformance_clauses",
         "ID",
-        "run only the tests that cite this clause id (repeatable: tests citing any of the given "
-        "ids run, every other collected test is deselected)",
+        "run only the tests that cite this clause or sentence id, e.g. BUD-1 or BUD-1.2 (repeatable: "
+        "tests citing any of the given ids run, every other collected test is deselected)",
         repeatable=True,
     ),
     Option(

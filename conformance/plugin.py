@@ -68,28 +68,30 @@ def selected_clauses(config: pytest.Config) -> frozenset[str]:
     ids = frozenset(selected_clause_ids(config))
     if not ids:
         return ids
-    from conformance._clauses import CLAUSES
+    from conformance._clauses import CLAUSES, SENTENCES
 
-    unknown = sorted(ids - set(CLAUSES))
+    unknown = sorted(ids - set(CLAUSES) - set(SENTENCES))
     if unknown:
         raise pytest.UsageError(
-            f"mcp-conformance: --clause {', '.join(unknown)}: not a clause of SPEC.md; it defines {', '.join(CLAUSES)}"
+            f"mcp-conformance: --clause {', '.join(unknown)}: not a clause or sentence of SPEC.md; "
+            f"it defines {', '.join(CLAUSES)} and their sentences (BUD-1.1, …)"
         )
     return ids
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """With ``--clause``, deselect every test that cites none of the given clauses."""
+    """With ``--clause``, deselect every test that cites none of the given clauses or sentences."""
     wanted = selected_clauses(config)
     if not wanted:
         return
-    from conformance._clauses import clauses_of
+    from conformance._clauses import clauses_of, sentences_of
 
     kept: list[pytest.Item] = []
     dropped: list[pytest.Item] = []
     for item in items:
-        (kept if wanted.intersection(clauses_of(item)) else dropped).append(item)
+        cited = {*clauses_of(item), *sentences_of(item)}
+        (kept if wanted & cited else dropped).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept

@@ -22,6 +22,163 @@ import pytest
 
 from tests.conformance.defects import DEFECTS, SAMPLE
 
+#: MUST sentences that have no hand-written defect yet.
+WITHOUT_DEFECT: frozenset[str] = frozenset(
+    {
+        "CAT-1.1",
+        "CAT-1.2",
+        "CAT-1.3",
+        "CAT-2.2",
+        "CAT-2.3",
+        "CAT-3.1",
+        "CAT-3.2",
+        "CAT-4.1",
+        "CAT-4.2",
+        "CAT-4.3",
+        "POL-1.1",
+        "POL-1.2",
+        "POL-1.3",
+        "POL-1.4",
+        "POL-2.1",
+        "POL-2.3",
+        "POL-3.1",
+        "POL-3.2",
+        "POL-4.1",
+        "POL-4.2",
+        "POL-4.3",
+        "POL-4.4",
+        "POL-5.1",
+        "POL-5.3",
+        "POL-5.5",
+        "POL-5.6",
+        "POL-6.1",
+        "POL-6.2",
+        "POL-6.3",
+        "POL-7.1",
+        "POL-7.2",
+        "POL-7.3",
+        "POL-7.4",
+        "POL-8.1",
+        "POL-8.2",
+        "POL-9.1",
+        "POL-9.2",
+        "POL-9.3",
+        "POL-9.4",
+        "POL-9.5",
+        "SEL-1.2",
+        "SEL-1.3",
+        "SEL-2.1",
+        "SEL-2.2",
+        "SEL-2.3",
+        "SEL-3.2",
+        "SEL-3.3",
+        "SEL-4.1",
+        "SEL-4.2",
+        "SEL-4.3",
+        "SEL-5.1",
+        "SEL-5.2",
+        "SEL-6.1",
+        "RNK-1.1",
+        "RNK-1.2",
+        "RNK-1.3",
+        "RNK-2.1",
+        "RNK-2.2",
+        "RNK-2.3",
+        "RNK-3.1",
+        "RNK-3.2",
+        "RNK-3.3",
+        "RNK-4.1",
+        "RNK-5.1",
+        "RNK-5.2",
+        "RNK-5.3",
+        "RNK-6.1",
+        "RNK-6.2",
+        "RNK-6.3",
+        "RNK-6.4",
+        "RNK-6.5",
+        "RNK-6.6",
+        "RNK-7.1",
+        "RNK-7.2",
+        "RNK-7.3",
+        "DSC-1.1",
+        "DSC-1.2",
+        "DSC-2.1",
+        "DSC-2.2",
+        "DSC-2.3",
+        "DSC-4.1",
+        "DSC-4.2",
+        "DSC-4.3",
+        "DSC-4.4",
+        "DSC-4.5",
+        "DSC-5.1",
+        "DSC-5.2",
+        "DSC-5.3",
+        "DSC-5.4",
+        "DSC-5.5",
+        "DSC-5.7",
+        "DSC-5.8",
+        "DSC-6.1",
+        "DSC-6.2",
+        "DSC-6.3",
+        "DSC-7.1",
+        "DSC-7.2",
+        "DSC-7.3",
+        "DSC-7.4",
+        "DSC-8.1",
+        "DSC-8.2",
+        "DSC-9.1",
+        "DSC-9.2",
+        "DSC-10.1",
+        "DSC-10.2",
+        "DSC-10.3",
+        "DEF-1.1",
+        "DEF-1.2",
+        "DEF-1.3",
+        "DEF-2.1",
+        "DEF-3.1",
+        "DEF-4.1",
+        "DEF-4.2",
+        "DEF-5.2",
+        "DEF-5.3",
+        "DEF-5.4",
+        "GATE-3.1",
+        "GATE-4.1",
+        "GATE-4.2",
+        "GATE-4.3",
+        "BUD-1.2",
+        "BUD-2.2",
+        "BUD-3.1",
+        "BUD-3.3",
+        "BUD-3.4",
+        "BUD-4.1",
+        "BUD-4.2",
+        "BUD-4.3",
+        "ERR-1.1",
+        "ERR-1.2",
+        "ERR-2.1",
+        "ERR-2.2",
+        "ERR-3.1",
+        "ERR-3.2",
+        "ERR-3.3",
+        "ERR-3.4",
+        "ERR-3.5",
+        "ERR-4.1",
+        "ERR-4.2",
+        "ERR-5.1",
+        "ERR-5.2",
+        "ERR-7.1",
+        "ERR-8.1",
+        "ERR-8.2",
+        "ISO-1.2",
+        "ISO-2.1",
+        "PRO-1.1",
+        "PRO-2.1",
+        "PRO-4.2",
+        "PRO-6.2",
+        "PRO-7.1",
+    }
+)
+
 ROOT = Path(__file__).resolve().parents[2]
 # Generous: a run that hangs is a bug of the suite, reported as such rather than waited for.
 RUN_TIMEOUT = 600
@@ -80,6 +237,27 @@ def test_the_reference_driver_passes_the_tests_the_defects_are_caught_by(tmp_pat
     assert {r["clause"]: r["status"] for r in cert["clauses"] if r["clause"] in clauses} == dict.fromkeys(
         clauses, "pass"
     )
+
+
+def _must_sentences() -> list[str]:
+    from conformance._clauses import CLAUSES
+
+    return [s.id for c in CLAUSES.values() for s in c.sentences if s.level == "MUST"]
+
+
+def test_every_must_sentence_has_a_defect_the_suite_must_catch() -> None:
+    covered = {d.sentence for d in DEFECTS.values()}
+
+    missing = [s for s in _must_sentences() if s not in covered and s not in WITHOUT_DEFECT]
+
+    assert missing == [], f"MUST sentences with no defect in tests/conformance/defects: {missing}"
+
+
+def test_no_sentence_is_listed_as_without_a_defect_once_it_has_one() -> None:
+    covered = {d.sentence for d in DEFECTS.values()}
+
+    assert sorted(WITHOUT_DEFECT & covered) == []
+    assert sorted(WITHOUT_DEFECT - set(_must_sentences())) == []
 
 
 def test_the_defective_driver_refuses_an_unknown_defect() -> None:

@@ -18,6 +18,7 @@ from reference_impl._catalog import Catalog, CatalogEntry
 from reference_impl._config import ToolPolicy
 from reference_impl._toolset import AdaptiveToolset
 from reference_impl.driver import _session
+from tests.conformance.defects._registry import defect
 
 __all__: list[str] = []
 
@@ -34,6 +35,7 @@ def _swap(owner: object, name: str, value: object) -> None:
 # Budgets ---------------------------------------------------------------------------------
 
 
+@defect("BUD-1.1", "first-round watermark 97 instead of 96")
 def first_round_97() -> None:
     """First-round capacity computed from 97 instead of 96."""
     _swap(
@@ -43,6 +45,7 @@ def first_round_97() -> None:
     )
 
 
+@defect("BUD-2.1", "dynamic watermark 113 instead of 112")
 def dynamic_113() -> None:
     """Dynamic capacity computed from 113 instead of 112."""
     _swap(
@@ -52,6 +55,7 @@ def dynamic_113() -> None:
     )
 
 
+@defect("BUD-3.2", "run.request never refuses more than 128 definitions")
 def no_final_check() -> None:
     """``run.request`` assembles the request without the 128 check."""
 
@@ -84,16 +88,19 @@ def _allow_side_effects(policy: ToolPolicy) -> ToolPolicy:
     return replace(policy, side_effects="allow")
 
 
+@defect("POL-5.2", "readOnly admits tools that have no annotations")
 def missing_annotation_is_read_only() -> None:
     """A tool without annotations counts as read-only (fails open)."""
     _patch_read_only(lambda annotations: annotations is None or annotations.get("readOnlyHint") is True)
 
 
+@defect("POL-5.4", 'readOnly trusts any truthy readOnlyHint ("true", 1)')
 def string_true_is_true() -> None:
     """``readOnlyHint`` judged by truthiness: ``"true"`` and ``1`` pass."""
     _patch_read_only(lambda annotations: annotations is not None and bool(annotations.get("readOnlyHint")))
 
 
+@defect("POL-2.2", "a pinned tool is eligible even when denied")
 def pinned_beats_deny() -> None:
     """A pinned tool escapes ``deniedTools``."""
     original = _policy.exclusion_reason
@@ -127,6 +134,7 @@ def _refused_by_gate(toolset: AdaptiveToolset, name: str) -> bool:
     return not any(tool["name"] == name for tool in toolset._base_tools)
 
 
+@defect("GATE-1.1", "the gate runs any name whose server prefix exists")
 def gate_checks_prefix_only() -> None:
     """The gate runs any name whose server prefix names a server of the run."""
     original = AdaptiveToolset.call
@@ -141,6 +149,7 @@ def gate_checks_prefix_only() -> None:
     _swap(AdaptiveToolset, "call", call)
 
 
+@defect("GATE-1.2", "the gate calls the server, then returns the refusal")
 def gate_calls_before_refusing() -> None:
     """The gate forwards a refused call to the server it resembles, then refuses it."""
     original = AdaptiveToolset.call
@@ -173,6 +182,7 @@ def gate_calls_before_refusing() -> None:
 # Definitions -----------------------------------------------------------------------------
 
 
+@defect("DEF-2.2", "definitions are fixed at open; discovered tools never appear")
 def definitions_frozen() -> None:
     """Definitions are copied when the run opens; discovered tools never appear in them."""
     original_init = AdaptiveToolset.__init__
@@ -196,6 +206,7 @@ def definitions_frozen() -> None:
 _LEAKED: list[asyncio.Task[None]] = []
 
 
+@defect("ERR-6.1", "a failed run.open leaves its connections open")
 def leaks_on_error() -> None:
     """A run.open that fails leaves every connection it opened running."""
 
@@ -252,6 +263,7 @@ def leaks_on_error() -> None:
 _LISTING_POSITION: dict[str, int] = {}
 
 
+@defect("RNK-8.1", "equal scores ordered by listing order, not qualified name")
 def ties_by_listing_order() -> None:
     """Equal scores are ordered by listing position instead of qualified name.
 
@@ -285,6 +297,7 @@ def ties_by_listing_order() -> None:
 # Catalog ---------------------------------------------------------------------------------
 
 
+@defect("CAT-2.1", "only the first tools/list page is read")
 def pagination_ignored() -> None:
     """Only the first ``tools/list`` page is read."""
 
@@ -302,6 +315,7 @@ def pagination_ignored() -> None:
 # Selection -------------------------------------------------------------------------------
 
 
+@defect("SEL-1.1", "the first round ignores the 12-per-server cap")
 def no_fairness_cap() -> None:
     """The first round caps a server only by its maxActiveTools, not by 12."""
     _swap(_selection, "FAIRNESS_CAP", 10**9)
@@ -311,6 +325,7 @@ class _Unbounded:
     max_active_tools = 10**9
 
 
+@defect("SEL-3.1", "discovery ignores maxActiveTools")
 def discovery_ignores_max_active() -> None:
     """Discovery activates tools of a server that is at its maxActiveTools."""
     original = AdaptiveToolset.search
@@ -337,6 +352,7 @@ def _fleet_key(toolset: AdaptiveToolset) -> tuple[Any, ...]:
     return servers, tuple(entry.qualified_name for entry in toolset.catalog.entries)
 
 
+@defect("ISO-1.1", "concurrent runs over one fleet share one active set")
 def shared_active_set() -> None:
     """Runs open at the same time over the same fleet share one active set."""
     original = _toolset.open_toolset

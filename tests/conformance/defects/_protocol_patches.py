@@ -16,12 +16,14 @@ from typing import Any
 from reference_impl import _toolset
 from reference_impl.driver import __main__ as stdio
 from reference_impl.driver import _session
+from tests.conformance.defects._registry import defect
 
 __all__: list[str] = []
 
 _handle = stdio.Server.handle
 
 
+@defect("PRO-1.2", "requests run concurrently; a quick reply overtakes a slow one")
 def answers_out_of_order() -> None:
     """Every request runs as a task of its own and is answered when it finishes."""
 
@@ -52,6 +54,7 @@ def answers_out_of_order() -> None:
     stdio.serve = serve
 
 
+@defect("PRO-2.2", "a line that is not JSON ends the driver")
 def dies_on_garbage() -> None:
     """A line that is not JSON ends the driver."""
     parse = stdio.parse
@@ -66,6 +69,7 @@ def dies_on_garbage() -> None:
     stdio.parse = parse_or_die
 
 
+@defect("PRO-3.1", "an unknown method is answered with an empty result")
 def unknown_method_is_a_result() -> None:
     """A request for an unknown method is answered with an empty result."""
 
@@ -78,6 +82,7 @@ def unknown_method_is_a_result() -> None:
     stdio.Server.handle = handle  # type: ignore[method-assign]
 
 
+@defect("PRO-4.1", "params are not checked; a wrong type becomes an internal error")
 def no_params_check() -> None:
     """Params are used as they come; a wrong type surfaces as an internal error."""
     _session.check_params = lambda method, params: None
@@ -91,6 +96,7 @@ def _notification(line: bytes | str) -> Mapping[str, Any] | None:
     return message if isinstance(message, dict) and "id" not in message and "method" in message else None
 
 
+@defect("PRO-5.1", "a notification naming an unknown method is answered")
 def answers_notifications() -> None:
     """A notification naming an unknown method is answered with an error of id null."""
 
@@ -103,6 +109,7 @@ def answers_notifications() -> None:
     stdio.Server.handle = handle  # type: ignore[method-assign]
 
 
+@defect("PRO-5.2", "a notification is executed, only not answered")
 def executes_notifications() -> None:
     """A notification is executed like a request; only its reply is dropped."""
 
@@ -116,6 +123,7 @@ def executes_notifications() -> None:
     stdio.Server.handle = handle  # type: ignore[method-assign]
 
 
+@defect("PRO-6.1", "tool results carry content blocks without their type")
 def content_without_type() -> None:
     """Tool results carry their content blocks without ``type``."""
     call = stdio.Server._call
@@ -128,6 +136,7 @@ def content_without_type() -> None:
     stdio.Server._call = _call  # type: ignore[method-assign]
 
 
+@defect("DEF-5.1", "a base tool named like an MCP tool of the run is accepted")
 def base_tools_shadow_mcp_tools() -> None:
     """A base tool named like an MCP tool of the run is accepted."""
     _toolset._check_base_collisions = lambda base_tools, catalog: None
