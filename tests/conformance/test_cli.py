@@ -146,8 +146,8 @@ def test_a_run_that_selects_no_test_exits_2_without_a_certificate(tmp_path: Path
         ("not toml at all", "not a TOML file"),
         ("[[expected_failure]]\nclause = 'POL-5'\nreason = 'x'\n", "not accepted in certification (--mode certify)"),
         (
-            "[[expected_failure]]\nclause = 'GATE-2'\nreason = 'x'\ntest = 'test_gate_and_errors.py::test_nope'\n",
-            "expected_failure[0].test: 'test_gate_and_errors.py::test_nope' is not a test of the suite",
+            "[[expected_failure]]\nclause = 'GATE-2'\nreason = 'x'\ntest = 'test_gate.py::test_nope'\n",
+            "expected_failure[0].test: 'test_gate.py::test_nope' is not a test of the suite",
         ),
     ],
 )
