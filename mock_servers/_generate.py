@@ -324,6 +324,8 @@ def _title(name: str) -> str:
 
 
 def _explicit_to_wire(tool: ToolSpec) -> dict[str, Any]:
+    if tool.wire is not None:
+        return copy.deepcopy(dict(tool.wire))
     out: dict[str, Any] = {"name": tool.name, "description": tool.description}
     out["inputSchema"] = copy.deepcopy(tool.input_schema)
     if tool.annotations is not None:

@@ -15,7 +15,7 @@ import os
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -134,6 +134,11 @@ class ToolSpec:
     input_schema: Mapping[str, Any] = field(default_factory=lambda: {"type": "object"})
     annotations: Mapping[str, Any] | None = None
     title: str | None = None
+    # The definition exactly as a real server listed it (wire form, e.g. from ``mcp-fleet
+    # capture``), served as written; the fields above mirror it.
+    wire: Mapping[str, Any] | None = None
+    # Recorded results replayed for calls with equal arguments: {"arguments", "result"} each.
+    samples: tuple[Mapping[str, Any], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -374,7 +379,10 @@ def _faults_from_dict(r: _Reader, raw: Any, path: str) -> Faults:
 
 
 def _tool_from_dict(r: _Reader, raw: Any, path: str, raw_mode: bool) -> ToolSpec:
-    d = r.mapping(raw, path, ("name", "description", "input_schema", "annotations", "title"))
+    d = r.mapping(raw, path, ("name", "description", "input_schema", "annotations", "title", "wire", "samples"))
+    samples = _samples_from(r, d.get("samples", []), f"{path}.samples")
+    if "wire" in d:
+        return replace(_tool_from_wire(r, d, path, raw_mode), samples=samples)
     if "name" not in d:
         raise r.fail(f"{path}.name", "a tool name", None)
     name = r.string(d["name"], f"{path}.name")
@@ -400,7 +408,53 @@ def _tool_from_dict(r: _Reader, raw: Any, path: str, raw_mode: bool) -> ToolSpec
         input_schema=_freeze_json(schema),
         annotations=_freeze_json(annotations) if annotations is not None else None,
         title=title,
+        samples=samples,
     )
+
+
+def _tool_from_wire(r: _Reader, d: Mapping[str, Any], path: str, raw_mode: bool) -> ToolSpec:
+    """A tool given as its exact wire definition (``wire``), checked as far as the server mode needs."""
+    if set(d) - {"wire", "samples"}:
+        raise r.fail(path, "either wire or the snake_case fields, not both", sorted(set(d) - {"wire", "samples"}))
+    wire = d["wire"]
+    if not isinstance(wire, Mapping):
+        raise r.fail(f"{path}.wire", "a tool definition (mapping) in wire form", wire)
+    if not raw_mode:
+        if "inputSchema" not in wire:
+            raise r.fail(f"{path}.wire.inputSchema", 'a JSON Schema object with "type": "object"', None)
+        checked = {
+            "name": wire.get("name"),
+            "description": wire.get("description", ""),
+            "input_schema": wire.get("inputSchema"),
+            "annotations": wire.get("annotations"),
+            "title": wire.get("title"),
+        }
+        _tool_from_dict(r, {k: v for k, v in checked.items() if v is not None}, f"{path}.wire", raw_mode)
+    name, description, title = wire.get("name"), wire.get("description"), wire.get("title")
+    annotations, schema = wire.get("annotations"), wire.get("inputSchema")
+    return ToolSpec(
+        name=name if isinstance(name, str) else "",
+        description=description if isinstance(description, str) else "",
+        input_schema=_freeze_json(schema) if isinstance(schema, Mapping) else {"type": "object"},
+        annotations=_freeze_json(annotations) if isinstance(annotations, Mapping) else None,
+        title=title if isinstance(title, str) else None,
+        wire=_freeze_json(wire),
+    )
+
+
+def _samples_from(r: _Reader, raw: Any, path: str) -> tuple[Mapping[str, Any], ...]:
+    if not isinstance(raw, list):
+        raise r.fail(path, "a list of recorded calls", raw)
+    for i, sample in enumerate(raw):
+        d = r.mapping(sample, f"{path}[{i}]", ("arguments", "result"))
+        if not isinstance(d.get("arguments"), Mapping):
+            raise r.fail(f"{path}[{i}].arguments", "the call's arguments (a mapping)", d.get("arguments"))
+        result = d.get("result")
+        if not isinstance(result, Mapping):
+            raise r.fail(f"{path}[{i}].result", "a tools/call result (a mapping)", result)
+        if not isinstance(result.get("content", []), list):
+            raise r.fail(f"{path}[{i}].result.content", "a list of content blocks", result.get("content"))
+    return tuple(_freeze_json(sample) for sample in raw)
 
 
 _ANNOTATION_KEYS = ("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
@@ -518,7 +572,10 @@ def _dataclass_dict(obj: Any) -> dict[str, Any]:
 
 
 def _tool_to_dict(tool: ToolSpec) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": tool.name, "description": tool.description}
+    samples = {"samples": [_freeze_json(s) for s in tool.samples]} if tool.samples else {}
+    if tool.wire is not None:
+        return {"wire": _freeze_json(tool.wire), **samples}
+    out: dict[str, Any] = {"name": tool.name, "description": tool.description, **samples}
     out["input_schema"] = _freeze_json(tool.input_schema)
     if tool.annotations is not None:
         out["annotations"] = _freeze_json(tool.annotations)
