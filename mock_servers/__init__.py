@@ -12,7 +12,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mock_servers._errors import FleetArgumentError, FleetError, HostError, SpecError
+    from mock_servers._errors import CaptureError, FleetArgumentError, FleetError, HostError, SpecError
     from mock_servers._generate import MCP_TOOL_NAME, PROVIDER_TOOL_NAME, example_arguments, generate_tools
     from mock_servers._http import FleetHost, FleetUrls, serve_http
     from mock_servers._ledger import OBSERVABILITY, Ledger, LedgerView, read_ledger, wait_for_exits
@@ -65,6 +65,7 @@ __all__ = [
     "read_ledger",
     "wait_for_exits",
     # Errors
+    "CaptureError",
     "FleetArgumentError",
     "FleetError",
     "HostError",
