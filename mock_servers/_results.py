@@ -89,6 +89,9 @@ class ResultMaker:
         schema = tool.get("outputSchema")
         if isinstance(schema, Mapping):
             structured = SchemaInstances(fake, schema).instance()
+            echoed = _echo(structured, arguments)
+            if echoed is not structured and _first_error(schema, echoed) is None:
+                structured = echoed
             problem = _first_error(schema, structured)
             if problem is not None:
                 return f"{self.spec.id}.{name}: no result matching the tool's output schema ({problem})", None, True
@@ -130,6 +133,15 @@ def _shapes(domain: Domain) -> dict[str, Shape]:
         if maker is not None:
             out[action.name] = ("", None, maker)
     return out
+
+
+def _echo(value: Any, arguments: Mapping[str, Any]) -> Any:
+    """``value`` with the top-level fields named like an argument set to that argument (``get_ticket(id=5)`` → id 5)."""
+    if not isinstance(value, dict) or not any(
+        k in value and not isinstance(v, dict | list) for k, v in arguments.items()
+    ):
+        return value
+    return {**value, **{k: v for k, v in arguments.items() if k in value and not isinstance(v, dict | list)}}
 
 
 def _first_error(schema: Mapping[str, Any], value: Any) -> str | None:

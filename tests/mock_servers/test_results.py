@@ -144,6 +144,19 @@ def test_structured_content_is_an_instance_of_the_output_schema(schema: dict[str
         jsonschema.validate(value, schema, format_checker=jsonschema.FormatChecker())
 
 
+def test_structured_content_takes_the_values_of_arguments_of_the_same_name() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"id": {"type": "integer"}, "title": {"type": "string"}},
+        "required": ["id"],
+    }
+    wire = {"name": "get_ticket", "inputSchema": {"type": "object"}, "outputSchema": schema}
+    server = ServerSpec(id="s", tool_count=0, tools=(ToolSpec(name="get_ticket", wire=wire),))
+    assert structured(server, "get_ticket", {"id": 5})["id"] == 5
+    # An argument that would break the schema is not copied.
+    assert isinstance(structured(server, "get_ticket", {"id": "five"})["id"], int)
+
+
 def test_an_output_schema_the_generator_cannot_satisfy_gives_an_error_result_not_a_wrong_value() -> None:
     schema = {
         "type": "object",
