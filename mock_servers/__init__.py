@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mock_servers._errors import CaptureError, FleetArgumentError, FleetError, HostError, SpecError
+    from mock_servers._fixture import FleetFactory, ServedFleet
     from mock_servers._generate import MCP_TOOL_NAME, PROVIDER_TOOL_NAME, example_arguments, generate_tools
     from mock_servers._http import FleetHost, FleetUrls, serve_http
     from mock_servers._ledger import OBSERVABILITY, Ledger, LedgerView, read_ledger, wait_for_exits
@@ -58,6 +59,9 @@ __all__ = [
     "memory_server",
     "serve_http",
     "stdio_params",
+    # Fleets for pytest tests (the mcp_fleet fixture)
+    "FleetFactory",
+    "ServedFleet",
     # The ledger
     "OBSERVABILITY",
     "Ledger",
@@ -76,7 +80,7 @@ __all__ = [
 # every test run of a project that installs it) costs nothing until a fleet is wanted. A
 # name comes from the first of these modules that has it, cheapest first: asking for a spec
 # never loads the SDK, and only the HTTP side loads uvicorn.
-_MODULES = ("_errors", "_spec", "_generate", "_ledger", "_server", "_stdio", "_http")
+_MODULES = ("_errors", "_spec", "_generate", "_ledger", "_fixture", "_server", "_stdio", "_http")
 
 
 def __getattr__(name: str) -> Any:
