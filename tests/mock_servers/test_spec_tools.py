@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
+import tomllib
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from mock_servers import SpecError, generate_tools, spec_from_dict, spec_to_dict
+from mock_servers import SpecError, call_result, generate_tools, spec_from_dict, spec_to_dict
 
 DEFINITION = {
     "name": "search_code",
@@ -71,3 +74,17 @@ def test_a_bad_wire_tool_or_sample_names_the_field(tool: dict[str, Any], field: 
         spec_from_dict(fleet(tool))
     assert caught.value.field == field
     assert caught.value.expected.startswith(expected)
+
+
+def test_the_readme_examples_of_spec_files_load() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "mock_servers" / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```toml\n(.*?)```", readme, re.S)
+    assert len(blocks) >= 2
+    for block in blocks:
+        # A block of explicit tools alone belongs to some server.
+        text = block if block.lstrip().startswith(("seed", "[[servers]]")) else f'[[servers]]\nid = "s"\n{block}'
+        spec = spec_from_dict(tomllib.loads(text), source="README")
+        for server in spec.servers:
+            for tool in server.tools:
+                for sample in tool.samples:
+                    assert call_result(server, tool.name, sample["arguments"]) == sample["result"]
