@@ -76,22 +76,27 @@ class ServedFleet:
 
         return call_result(self.spec.server(server_id), tool, arguments)
 
-    def leftovers(self) -> list[str]:
-        """What the host left behind so far: sessions never closed and server processes still running."""
+    def sessions_left_open(self, server_id: str | None = None) -> list[dict[str, Any]]:
+        """``session_opened`` events of sessions not closed so far (a stdio session ends with its process)."""
         view = self.ledger
         alive = {e["pid"] for e in view.processes_alive()}
+        return [
+            session
+            for session in view.sessions_open(server_id)
+            if session.get("transport") != "stdio" or session["pid"] in alive
+        ]
+
+    def leftovers(self) -> list[str]:
+        """What the host left behind so far: sessions never closed and server processes still running."""
         problems = []
-        for session in view.sessions_open():
-            # A stdio session ends with its process, however the process ended.
-            if session.get("transport") == "stdio" and session["pid"] not in alive:
-                continue
+        for session in self.sessions_left_open():
             where = (
                 f"pid {session['pid']}"
                 if session.get("transport") == "stdio"
                 else f"session {session.get('sessionId')}"
             )
             problems.append(f"server {session['server']!r} ({session.get('transport')}, {where}): session never closed")
-        for process in view.processes_alive():
+        for process in self.ledger.processes_alive():
             problems.append(f"server {process['server']!r} (stdio, pid {process['pid']}): process still running")
         return problems
 

@@ -380,9 +380,11 @@ def _faults_from_dict(r: _Reader, raw: Any, path: str) -> Faults:
 
 def _tool_from_dict(r: _Reader, raw: Any, path: str, raw_mode: bool) -> ToolSpec:
     d = r.mapping(raw, path, ("name", "description", "input_schema", "annotations", "title", "wire", "samples"))
-    samples = _samples_from(r, d.get("samples", []), f"{path}.samples")
+    from mock_servers._spec_tools import samples_from, tool_from_wire
+
+    samples = samples_from(r, d.get("samples", []), f"{path}.samples")
     if "wire" in d:
-        return replace(_tool_from_wire(r, d, path, raw_mode), samples=samples)
+        return replace(tool_from_wire(r, d, path, raw_mode), samples=samples)
     if "name" not in d:
         raise r.fail(f"{path}.name", "a tool name", None)
     name = r.string(d["name"], f"{path}.name")
@@ -410,51 +412,6 @@ def _tool_from_dict(r: _Reader, raw: Any, path: str, raw_mode: bool) -> ToolSpec
         title=title,
         samples=samples,
     )
-
-
-def _tool_from_wire(r: _Reader, d: Mapping[str, Any], path: str, raw_mode: bool) -> ToolSpec:
-    """A tool given as its exact wire definition (``wire``), checked as far as the server mode needs."""
-    if set(d) - {"wire", "samples"}:
-        raise r.fail(path, "either wire or the snake_case fields, not both", sorted(set(d) - {"wire", "samples"}))
-    wire = d["wire"]
-    if not isinstance(wire, Mapping):
-        raise r.fail(f"{path}.wire", "a tool definition (mapping) in wire form", wire)
-    if not raw_mode:
-        if "inputSchema" not in wire:
-            raise r.fail(f"{path}.wire.inputSchema", 'a JSON Schema object with "type": "object"', None)
-        checked = {
-            "name": wire.get("name"),
-            "description": wire.get("description", ""),
-            "input_schema": wire.get("inputSchema"),
-            "annotations": wire.get("annotations"),
-            "title": wire.get("title"),
-        }
-        _tool_from_dict(r, {k: v for k, v in checked.items() if v is not None}, f"{path}.wire", raw_mode)
-    name, description, title = wire.get("name"), wire.get("description"), wire.get("title")
-    annotations, schema = wire.get("annotations"), wire.get("inputSchema")
-    return ToolSpec(
-        name=name if isinstance(name, str) else "",
-        description=description if isinstance(description, str) else "",
-        input_schema=_freeze_json(schema) if isinstance(schema, Mapping) else {"type": "object"},
-        annotations=_freeze_json(annotations) if isinstance(annotations, Mapping) else None,
-        title=title if isinstance(title, str) else None,
-        wire=_freeze_json(wire),
-    )
-
-
-def _samples_from(r: _Reader, raw: Any, path: str) -> tuple[Mapping[str, Any], ...]:
-    if not isinstance(raw, list):
-        raise r.fail(path, "a list of recorded calls", raw)
-    for i, sample in enumerate(raw):
-        d = r.mapping(sample, f"{path}[{i}]", ("arguments", "result"))
-        if not isinstance(d.get("arguments"), Mapping):
-            raise r.fail(f"{path}[{i}].arguments", "the call's arguments (a mapping)", d.get("arguments"))
-        result = d.get("result")
-        if not isinstance(result, Mapping):
-            raise r.fail(f"{path}[{i}].result", "a tools/call result (a mapping)", result)
-        if not isinstance(result.get("content", []), list):
-            raise r.fail(f"{path}[{i}].result.content", "a list of content blocks", result.get("content"))
-    return tuple(_freeze_json(sample) for sample in raw)
 
 
 _ANNOTATION_KEYS = ("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
