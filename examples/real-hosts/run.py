@@ -72,12 +72,12 @@ def environment(lib: Library, cache: Path, python: str) -> list[str]:
     if lib.node:
         project = cache / "node-typescript"
         project.mkdir(parents=True, exist_ok=True)
-        for name in ("package.json", lib.script):
+        for name in ("package.json", "package-lock.json", lib.script):
             shutil.copy(CLIENTS_DIR / name, project / name)
         if not (project / "node_modules" / "@modelcontextprotocol" / "sdk").exists():
             say(f"installing {lib.package} with npm into {project} ...")
             npm = shutil.which("npm") or "npm"
-            subprocess.run([npm, "install", "--no-audit", "--no-fund", "--loglevel=error"], cwd=project, check=True)
+            subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=project, check=True)
         return [shutil.which("node") or "node", str(project / lib.script)]
     name = lib.package.split("==")[0]
     venv = cache / f"venv-{name}"
