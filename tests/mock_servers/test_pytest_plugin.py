@@ -100,7 +100,8 @@ def test_a_host_that_leaves_sessions_or_processes_behind_fails_at_teardown(pytes
 def test_the_ini_option_turns_the_check_off_for_a_project(pytester: pytest.Pytester) -> None:
     pytester.makeini(INI + "mcp_fleet_check_cleanup = false\n")
     pytester.makepyfile(test_host=LEAKY)
-    pytester.runpytest_inprocess("-p", "no:randomly", "-p", "no:xdist").assert_outcomes(passed=2)
+    # In a subprocess: the leaked servers' process objects must not end up in this one.
+    pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist").assert_outcomes(passed=2)
 
 
 def test_the_fixture_and_the_conformance_plugin_are_both_loaded(pytester: pytest.Pytester) -> None:
