@@ -8,29 +8,30 @@ happened to each server from its ledger (`read_ledger`).
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from mock_servers._errors import FleetArgumentError, FleetError, HostError, SpecError
-from mock_servers._generate import MCP_TOOL_NAME, PROVIDER_TOOL_NAME, example_arguments, generate_tools
-from mock_servers._ledger import OBSERVABILITY, Ledger, LedgerView, read_ledger, wait_for_exits
-from mock_servers._server import build_server, call_digest, memory_server
-from mock_servers._spec import (
-    AnnotationMix,
-    Faults,
-    FleetSpec,
-    SchemaShapes,
-    ServerSpec,
-    ToolSpec,
-    load_spec,
-    preset,
-    preset_names,
-    spec_from_dict,
-    spec_to_dict,
-)
-from mock_servers._stdio import stdio_params
-
 if TYPE_CHECKING:
+    from mock_servers._errors import CaptureError, FleetArgumentError, FleetError, HostError, SpecError
+    from mock_servers._fixture import FleetFactory, ServedFleet
+    from mock_servers._generate import MCP_TOOL_NAME, PROVIDER_TOOL_NAME, example_arguments, generate_tools
     from mock_servers._http import FleetHost, FleetUrls, serve_http
+    from mock_servers._ledger import OBSERVABILITY, Ledger, LedgerView, read_ledger, wait_for_exits
+    from mock_servers._server import build_server, call_result, memory_server
+    from mock_servers._spec import (
+        AnnotationMix,
+        Faults,
+        FleetSpec,
+        SchemaShapes,
+        ServerSpec,
+        ToolSpec,
+        load_spec,
+        preset,
+        preset_names,
+        spec_from_dict,
+        spec_to_dict,
+    )
+    from mock_servers._stdio import stdio_params
 
 __all__ = [
     # The fleet specification
@@ -54,10 +55,13 @@ __all__ = [
     "FleetHost",
     "FleetUrls",
     "build_server",
-    "call_digest",
+    "call_result",
     "memory_server",
     "serve_http",
     "stdio_params",
+    # Fleets for pytest tests (the mcp_fleet fixture)
+    "FleetFactory",
+    "ServedFleet",
     # The ledger
     "OBSERVABILITY",
     "Ledger",
@@ -65,19 +69,32 @@ __all__ = [
     "read_ledger",
     "wait_for_exits",
     # Errors
+    "CaptureError",
     "FleetArgumentError",
     "FleetError",
     "HostError",
     "SpecError",
 ]
 
-_LAZY = ("FleetHost", "FleetUrls", "serve_http")
+# Every name loads on first use, so that importing the package (the pytest plugin does, in
+# every test run of a project that installs it) costs nothing until a fleet is wanted. A
+# name comes from the first of these modules that has it, cheapest first: asking for a spec
+# never loads the SDK, and only the HTTP side loads uvicorn.
+_MODULES = ("_errors", "_spec", "_generate", "_ledger", "_fixture", "_server", "_stdio", "_http")
 
 
 def __getattr__(name: str) -> Any:
-    # The HTTP side (uvicorn) loads on first use, so a stdio server process starts faster.
-    if name in _LAZY:
-        from mock_servers import _http
-
-        return getattr(_http, name)
+    if name in __all__:
+        for module in _MODULES:
+            value = getattr(importlib.import_module(f"mock_servers.{module}"), name, _MISSING)
+            if value is not _MISSING:
+                globals()[name] = value
+                return value
     raise AttributeError(f"module 'mock_servers' has no attribute {name!r}")
+
+
+_MISSING = object()
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -52,6 +52,9 @@ def _parser() -> argparse.ArgumentParser:
     ledger.add_argument("--events", action="store_true", help="also print every event")
 
     sub.add_parser("host", help="a long-lived fleet host driven over HTTP (used by FleetHost)")
+    from mock_servers._capture import add_parser as add_capture_parser
+
+    add_capture_parser(sub)
     return parser
 
 
@@ -70,6 +73,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _stdio(_load(args.spec), args.server, args.ledger)
         if args.command == "ledger":
             return _ledger(args.file, events=args.events)
+        if args.command == "capture":
+            from mock_servers._capture import capture_command
+
+            return capture_command(args)
         from mock_servers._http import host_main
 
         anyio.run(host_main)

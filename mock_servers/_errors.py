@@ -5,12 +5,13 @@ One small tree, rooted at `FleetError`::
     FleetError
     ├── SpecError (also ValueError)          a fleet spec file or dict is invalid
     ├── FleetArgumentError (also ValueError) a public function got an invalid argument
-    └── HostError (also RuntimeError)        a fleet host could not start or refused a request
+    ├── HostError (also RuntimeError)        a fleet host could not start or refused a request
+    └── CaptureError                         a real server could not be captured
 """
 
 from __future__ import annotations
 
-__all__ = ["FleetArgumentError", "FleetError", "HostError", "SpecError"]
+__all__ = ["CaptureError", "FleetArgumentError", "FleetError", "HostError", "SpecError"]
 
 
 class FleetError(Exception):
@@ -42,3 +43,7 @@ class FleetArgumentError(FleetError, ValueError):
 
 class HostError(FleetError, RuntimeError):
     """A fleet host could not be started, or it refused a control request."""
+
+
+class CaptureError(FleetError):
+    """A real server could not be captured: it failed to start, answered an error, or looped."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mock_servers._spec import AnnotationMix, Faults, SchemaShapes, ServerSpec, ToolSpec
-from mock_servers._vocabulary import DOMAINS, VERBS, Action, Domain, Entity, Param
+from mock_servers._vocabulary import DOMAINS, VERBS, Action, Domain, Entity, Param, with_article
 
 __all__ = [
     "MCP_TOOL_NAME",
@@ -191,8 +191,16 @@ def _entity_tool(rng: random.Random, c: _Candidate, domain: Domain) -> tuple[str
     attrs = [f.name.replace("_", " ") for f in entity.fields[:3]]
     attr_words = ", ".join(attrs[:-1]) + f" and {attrs[-1]}" if len(attrs) > 1 else (attrs[0] if attrs else "fields")
     template = verb.templates[rng.randrange(len(verb.templates))]
+    parent = entity.parent or "item"
     description = template.format(
-        one=entity.one, many=entity.many, container=domain.container, attrs=attr_words, parent=entity.parent or "item"
+        one=entity.one,
+        many=entity.many,
+        container=domain.container,
+        attrs=attr_words,
+        parent=parent,
+        a_one=with_article(entity.one),
+        a_parent=with_article(parent),
+        a_container=with_article(domain.container),
     )
     filters = [f for f in entity.fields if f.kind == "enum"]
     if verb.plural and filters:
@@ -316,6 +324,8 @@ def _title(name: str) -> str:
 
 
 def _explicit_to_wire(tool: ToolSpec) -> dict[str, Any]:
+    if tool.wire is not None:
+        return copy.deepcopy(dict(tool.wire))
     out: dict[str, Any] = {"name": tool.name, "description": tool.description}
     out["inputSchema"] = copy.deepcopy(tool.input_schema)
     if tool.annotations is not None:

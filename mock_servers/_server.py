@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import json
 import os
 from collections.abc import AsyncIterator, Mapping
@@ -24,9 +23,10 @@ from mcp.shared.exceptions import MCPError
 from mock_servers._errors import FleetArgumentError
 from mock_servers._generate import build_catalog
 from mock_servers._ledger import Ledger
+from mock_servers._results import ResultMaker
 from mock_servers._spec import ServerSpec
 
-__all__ = ["ServerCore", "build_server", "memory_server"]
+__all__ = ["ServerCore", "build_server", "call_result", "memory_server"]
 
 
 class DropConnection(Exception):
@@ -35,23 +35,35 @@ class DropConnection(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """What a ``tools/call`` returns: a text, structured content, and the error flag."""
+    """What a ``tools/call`` returns: a text (or recorded content blocks), structured content, the error flag."""
 
     text: str
-    structured: dict[str, Any] | None
+    structured: Mapping[str, Any] | None
     is_error: bool
+    content: tuple[Mapping[str, Any], ...] | None = None
 
     def wire(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"content": [{"type": "text", "text": self.text}], "isError": self.is_error}
+        content = [dict(c) for c in self.content] if self.content is not None else [{"type": "text", "text": self.text}]
+        out: dict[str, Any] = {"content": content, "isError": self.is_error}
         if self.structured is not None:
-            out["structuredContent"] = self.structured
+            out["structuredContent"] = dict(self.structured)
         return out
 
 
-def call_digest(arguments: Mapping[str, Any]) -> str:
-    """The short digest of a call's arguments that appears in a successful result."""
-    canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+def call_result(server: ServerSpec, name: str, arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The ``tools/call`` result (wire form) a server gives for this call when no fault intervenes.
+
+    Results are made with Faker, seeded by the server's seed, the tool and the arguments, so
+    this is exactly what a host receives for the same call on any transport.
+
+    Raises:
+        FleetArgumentError: the server has no tool of that name.
+    """
+    core = ServerCore(server, Ledger(None), "memory")
+    tool = core.tool(name)
+    if tool is None:
+        raise FleetArgumentError(f"server {server.id!r} has no tool {name!r}")
+    return core.outcome(tool, name, dict(arguments or {})).wire()
 
 
 class ServerCore:
@@ -79,6 +91,8 @@ class ServerCore:
             if isinstance(name, str) and name not in self._by_name:
                 self._by_name[name] = tool
         self._validators: dict[str, jsonschema.protocols.Validator] = {}
+        self.results = ResultMaker(spec)
+        self._samples = {t.name: t.samples for t in spec.tools if t.samples}
 
     # -- events ---------------------------------------------------------------------------------
 
@@ -170,6 +184,10 @@ class ServerCore:
 
     # -- tools/call -----------------------------------------------------------------------------
 
+    def tool(self, name: str) -> dict[str, Any] | None:
+        """The definition listed under this name (the first one, if listed twice)."""
+        return self._by_name.get(name)
+
     def input_schema(self, name: str) -> Mapping[str, Any] | None:
         tool = self._by_name.get(name)
         schema = tool.get("inputSchema") if tool else None
@@ -197,7 +215,7 @@ class ServerCore:
             if self.transport == "stdio":
                 self.exit_process(75, "drop_mid_call")
             raise DropConnection("drop_mid_call")
-        outcome = self._outcome(tool, name, args)
+        outcome = self.outcome(tool, name, args)
         if not outcome.is_error and faults.calls_fail(name):
             self.fault("tool_call_error", tool=name)
             outcome = Outcome(
@@ -208,7 +226,8 @@ class ServerCore:
         )
         return outcome
 
-    def _outcome(self, tool: Mapping[str, Any], name: str, args: dict[str, Any]) -> Outcome:
+    def outcome(self, tool: Mapping[str, Any], name: str, args: dict[str, Any]) -> Outcome:
+        """The result of a call that no fault intercepts: validation, then a recorded or a made-up result."""
         schema = tool.get("inputSchema")
         try:
             validator = self._validators.get(name)
@@ -221,8 +240,25 @@ class ServerCore:
         if errors:
             where = "/".join(str(p) for p in errors[0].absolute_path) or "arguments"
             return Outcome(f"Invalid arguments for {name}: {where}: {errors[0].message}", None, True)
-        structured = {"server": self.spec.id, "tool": name, "arguments": args}
-        return Outcome(f"{self.spec.id}.{name} ok {call_digest(args)}", structured, False)
+        for sample in self._samples.get(name, ()):
+            if _same_json(sample["arguments"], args):
+                result = sample["result"]
+                structured = result.get("structuredContent")
+                return Outcome(
+                    "",
+                    structured if isinstance(structured, Mapping) else None,
+                    result.get("isError") is True,
+                    tuple(result.get("content", ())),
+                )
+        text, made, is_error = self.results.make(tool, args)
+        return Outcome(text, made, is_error)
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    def canonical(value: Any) -> str:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+    return canonical(a) == canonical(b)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -279,9 +315,11 @@ def sdk_server_for(core: ServerCore) -> Server[Any]:
             # Only reached in memory: there is no connection to drop, so fail the request
             # the way a client sees a vanished server.
             raise MCPError(types.CONNECTION_CLOSED, "Connection closed (injected drop_mid_call fault)") from None
+        if outcome.content is not None:
+            return types.CallToolResult.model_validate(outcome.wire())
         return types.CallToolResult(
             content=[types.TextContent(text=outcome.text)],
-            structured_content=outcome.structured,
+            structured_content=dict(outcome.structured) if outcome.structured is not None else None,
             is_error=outcome.is_error,
         )
 

@@ -15,7 +15,7 @@ import os
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -134,6 +134,11 @@ class ToolSpec:
     input_schema: Mapping[str, Any] = field(default_factory=lambda: {"type": "object"})
     annotations: Mapping[str, Any] | None = None
     title: str | None = None
+    # The definition exactly as a real server listed it (wire form, e.g. from ``mcp-fleet
+    # capture``), served as written; the fields above mirror it.
+    wire: Mapping[str, Any] | None = None
+    # Recorded results replayed for calls with equal arguments: {"arguments", "result"} each.
+    samples: tuple[Mapping[str, Any], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -374,7 +379,12 @@ def _faults_from_dict(r: _Reader, raw: Any, path: str) -> Faults:
 
 
 def _tool_from_dict(r: _Reader, raw: Any, path: str, raw_mode: bool) -> ToolSpec:
-    d = r.mapping(raw, path, ("name", "description", "input_schema", "annotations", "title"))
+    d = r.mapping(raw, path, ("name", "description", "input_schema", "annotations", "title", "wire", "samples"))
+    from mock_servers._spec_tools import samples_from, tool_from_wire
+
+    samples = samples_from(r, d.get("samples", []), f"{path}.samples")
+    if "wire" in d:
+        return replace(tool_from_wire(r, d, path, raw_mode), samples=samples)
     if "name" not in d:
         raise r.fail(f"{path}.name", "a tool name", None)
     name = r.string(d["name"], f"{path}.name")
@@ -400,6 +410,7 @@ def _tool_from_dict(r: _Reader, raw: Any, path: str, raw_mode: bool) -> ToolSpec
         input_schema=_freeze_json(schema),
         annotations=_freeze_json(annotations) if annotations is not None else None,
         title=title,
+        samples=samples,
     )
 
 
@@ -518,7 +529,10 @@ def _dataclass_dict(obj: Any) -> dict[str, Any]:
 
 
 def _tool_to_dict(tool: ToolSpec) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": tool.name, "description": tool.description}
+    samples = {"samples": [_freeze_json(s) for s in tool.samples]} if tool.samples else {}
+    if tool.wire is not None:
+        return {"wire": _freeze_json(tool.wire), **samples}
+    out: dict[str, Any] = {"name": tool.name, "description": tool.description, **samples}
     out["input_schema"] = _freeze_json(tool.input_schema)
     if tool.annotations is not None:
         out["annotations"] = _freeze_json(tool.annotations)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["DOMAINS", "VERBS", "Action", "Domain", "Entity", "Param", "Verb"]
+__all__ = ["DOMAINS", "VERBS", "Action", "Domain", "Entity", "Param", "Verb", "with_article"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +62,29 @@ class Verb:
     extra: tuple[Param, ...] = ()
 
 
+# Letters whose English names begin with a vowel sound: "an SLO", "an HTTP check", but "a DNS record".
+_VOWEL_SOUND_LETTERS = "AEFHILMNORSX"
+# Acronyms said as a word: "a SQL query" ("sequel").
+_SAID_AS_WORDS = ("SQL",)
+# Words spelt with a vowel but said with a consonant: "a user", "a unit", "a one-off".
+_CONSONANT_SOUND_STARTS = ("use", "uni", "one", "eu")
+
+
+def with_article(noun: str) -> str:
+    """``noun`` with its indefinite article: ``an issue``, ``a user``, ``an SLO``, ``a DNS record``."""
+    word = noun.split()[0].split("-")[0] if noun.strip() else ""
+    if not word:
+        return noun
+    if word in _SAID_AS_WORDS:
+        vowel = False
+    elif word.isupper():
+        vowel = word[0] in _VOWEL_SOUND_LETTERS
+    else:
+        lower = word.lower()
+        vowel = lower[0] in "aeiou" and not lower.startswith(_CONSONANT_SOUND_STARTS)
+    return f"{'an' if vowel else 'a'} {noun}"
+
+
 def _p(name: str, kind: str, doc: str) -> Param:
     if kind.startswith("enum:"):
         return Param(name, "enum", doc, tuple(kind[5:].split("|")))
@@ -88,7 +111,7 @@ VERBS: dict[str, Verb] = {
             True,
             True,
             "List {many} in the {container}.",
-            "List the {many} of a {container}, newest first.",
+            "List the {many} of {a_container}, newest first.",
             "Return one page of {many} from the {container}.",
             idempotent=True,
         ),
@@ -96,7 +119,7 @@ VERBS: dict[str, Verb] = {
             "get",
             True,
             False,
-            "Get a {one} by ID, including its {attrs}.",
+            "Get {a_one} by ID, including its {attrs}.",
             "Fetch the full details of a single {one}.",
             "Retrieve one {one} with its {attrs}.",
             idempotent=True,
@@ -105,8 +128,8 @@ VERBS: dict[str, Verb] = {
             "get_all",
             True,
             True,
-            "Get all {many} on a {parent}, oldest first.",
-            "Fetch every {one} attached to a {parent}.",
+            "Get all {many} on {a_parent}, oldest first.",
+            "Fetch every {one} attached to {a_parent}.",
             idempotent=True,
         ),
         _v(
@@ -118,8 +141,8 @@ VERBS: dict[str, Verb] = {
             "Full-text search over {many}.",
             idempotent=True,
         ),
-        _v("describe", True, False, "Describe a {one}: its {attrs} and current status.", idempotent=True),
-        _v("view", True, False, "View a {one} as it appears to users, with its {attrs}.", idempotent=True),
+        _v("describe", True, False, "Describe {a_one}: its {attrs} and current status.", idempotent=True),
+        _v("view", True, False, "View {a_one} as it appears to users, with its {attrs}.", idempotent=True),
         _v(
             "export",
             True,
@@ -128,14 +151,14 @@ VERBS: dict[str, Verb] = {
             idempotent=True,
             extra=(_p("format", "enum:csv|json", "Output format"),),
         ),
-        _v("download", True, False, "Download the content of a {one} as a file.", idempotent=True),
+        _v("download", True, False, "Download the content of {a_one} as a file.", idempotent=True),
         _v("count", True, True, "Count the {many} in the {container} that match the filters.", idempotent=True),
         _v(
             "create",
             False,
             False,
             "Create a new {one} in the {container}.",
-            "Create a {one} with the given {attrs}.",
+            "Create {a_one} with the given {attrs}.",
             "Add a new {one} to the {container}.",
         ),
         _v(
@@ -143,24 +166,24 @@ VERBS: dict[str, Verb] = {
             False,
             False,
             "Update the {attrs} of an existing {one}.",
-            "Change fields of a {one}; fields left out are kept.",
+            "Change fields of {a_one}; fields left out are kept.",
             idempotent=True,
         ),
         _v(
             "delete",
             False,
             False,
-            "Delete a {one} permanently. This cannot be undone.",
-            "Remove a {one} from the {container} for good.",
+            "Delete {a_one} permanently. This cannot be undone.",
+            "Remove {a_one} from the {container} for good.",
             destructive=True,
             idempotent=True,
         ),
-        _v("archive", False, False, "Archive a {one} so it no longer shows in active lists.", idempotent=True),
+        _v("archive", False, False, "Archive {a_one} so it no longer shows in active lists.", idempotent=True),
         _v(
             "close",
             False,
             False,
-            "Close a {one}, optionally with a final comment.",
+            "Close {a_one}, optionally with a final comment.",
             idempotent=True,
             extra=(_p("comment", "string", "Comment to add when closing"),),
         ),
@@ -169,7 +192,7 @@ VERBS: dict[str, Verb] = {
             "merge",
             False,
             False,
-            "Merge a {one} into its base branch.",
+            "Merge {a_one} into its base branch.",
             destructive=True,
             extra=(_p("merge_method", "enum:merge|squash|rebase", "How to merge the commits"),),
         ),
@@ -177,54 +200,54 @@ VERBS: dict[str, Verb] = {
             "assign",
             False,
             False,
-            "Assign a {one} to a user.",
+            "Assign {a_one} to a user.",
             idempotent=True,
             extra=(_p("assignee", "string", "Username of the person to assign"),),
         ),
-        _v("approve", False, False, "Approve a {one}.", idempotent=True),
+        _v("approve", False, False, "Approve {a_one}.", idempotent=True),
         _v("cancel", False, False, "Cancel a running {one}.", destructive=True, idempotent=True),
         _v("start", False, False, "Start a stopped {one}.", idempotent=True),
         _v("stop", False, False, "Stop a running {one}.", destructive=True, idempotent=True),
-        _v("restart", False, False, "Restart a {one}; in-flight work is interrupted.", destructive=True),
+        _v("restart", False, False, "Restart {a_one}; in-flight work is interrupted.", destructive=True),
         _v("rerun", False, False, "Run a finished {one} again with the same inputs."),
         _v("publish", False, False, "Publish a draft {one} so that everyone can see it."),
         _v(
             "send",
             False,
             False,
-            "Send a {one} to its recipients.",
+            "Send {a_one} to its recipients.",
             extra=(_p("text", "string", "Text of the message"),),
         ),
         _v(
             "invite",
             False,
             False,
-            "Invite a user to a {one}.",
+            "Invite a user to {a_one}.",
             extra=(_p("email", "string", "Email address to invite"),),
         ),
         _v(
             "move",
             False,
             False,
-            "Move a {one} to another {container}.",
+            "Move {a_one} to another {container}.",
             extra=(_p("target", "string", "Where to move it"),),
         ),
         _v(
             "rename",
             False,
             False,
-            "Rename a {one}.",
+            "Rename {a_one}.",
             idempotent=True,
             extra=(_p("new_name", "string", "The new name"),),
         ),
-        _v("pin", False, False, "Pin a {one} so it stays at the top.", idempotent=True),
-        _v("acknowledge", False, False, "Acknowledge a {one} so the on-call stops being paged.", idempotent=True),
-        _v("resolve", False, False, "Mark a {one} as resolved.", idempotent=True),
+        _v("pin", False, False, "Pin {a_one} so it stays at the top.", idempotent=True),
+        _v("acknowledge", False, False, "Acknowledge {a_one} so the on-call stops being paged.", idempotent=True),
+        _v("resolve", False, False, "Mark {a_one} as resolved.", idempotent=True),
         _v(
             "mute",
             False,
             False,
-            "Mute a {one} for a while.",
+            "Mute {a_one} for a while.",
             idempotent=True,
             extra=(_p("minutes", "integer", "How long to mute, in minutes"),),
         ),
@@ -232,18 +255,18 @@ VERBS: dict[str, Verb] = {
             "schedule",
             False,
             False,
-            "Schedule a {one} for a later time.",
+            "Schedule {a_one} for a later time.",
             extra=(_p("at", "date", "When to run it (ISO 8601)"),),
         ),
         _v(
             "upload",
             False,
             False,
-            "Upload a {one} to the {container}.",
+            "Upload {a_one} to the {container}.",
             extra=(_p("content", "string", "Base64-encoded file content"),),
         ),
-        _v("add", False, False, "Add a {one} to the {container}."),
-        _v("remove", False, False, "Remove a {one} from the {container}.", destructive=True, idempotent=True),
+        _v("add", False, False, "Add {a_one} to the {container}."),
+        _v("remove", False, False, "Remove {a_one} from the {container}.", destructive=True, idempotent=True),
     )
 }
 
@@ -765,8 +788,8 @@ CLOUD = Domain(
         ),
         _e("load balancer", "load balancers", "list describe create delete", _NAME),
         _e(
-            "dns record",
-            "dns records",
+            "DNS record",
+            "DNS records",
             "list create update delete",
             _p("zone", "string", "Hosted zone"),
             _p("type", "enum:A|AAAA|CNAME|TXT|MX", "Record type"),
@@ -1005,7 +1028,7 @@ MONITORING = Domain(
             _p("min_duration_ms", "integer", "Slowest first"),
         ),
         _e("on-call schedule", "on-call schedules", "list get", _NAME),
-        _e("slo", "slos", "list get create", _NAME, _p("target", "integer", "Target percentage")),
+        _e("SLO", "SLOs", "list get create", _NAME, _p("target", "integer", "Target percentage")),
     ),
     actions=(
         _a(

@@ -16,7 +16,7 @@ from mock_servers import (
     Ledger,
     ServerSpec,
     build_server,
-    call_digest,
+    call_result,
     example_arguments,
     generate_tools,
     memory_server,
@@ -39,7 +39,7 @@ async def test_a_client_lists_every_page_and_gets_the_generated_catalog(mode: st
 
 
 @pytest.mark.parametrize("mode", ERAS)
-async def test_a_valid_call_returns_a_recognisable_result_and_is_recorded(mode: str, tmp_path: Path) -> None:
+async def test_a_valid_call_returns_the_result_made_for_it_and_is_recorded(mode: str, tmp_path: Path) -> None:
     ledger = tmp_path / "ledger.jsonl"
     tool = generate_tools(GITHUB)[0]
     args = example_arguments(tool)
@@ -47,8 +47,9 @@ async def test_a_valid_call_returns_a_recognisable_result_and_is_recorded(mode: 
         await list_all(client)
         result = await client.call_tool(tool["name"], args)
     assert result.is_error is False
-    assert result.content == [types.TextContent(text=f"github.{tool['name']} ok {call_digest(args)}")]
-    assert result.structured_content == {"server": "github", "tool": tool["name"], "arguments": args}
+    wire = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    expected = call_result(GITHUB, tool["name"], args)
+    assert {key: wire.get(key) for key in expected} == expected
     [call] = read_ledger(ledger).calls("github", tool["name"])
     assert call["arguments"] == args
     assert call["isError"] is False

@@ -2,47 +2,24 @@
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
+from mock_servers import (
+    FleetHost,
+    FleetSpec,
+    ServerSpec,
+    call_result,
+    example_arguments,
+    generate_tools,
+    read_ledger,
+    stdio_params,
+)
+from tests.mock_servers.mock_fleet_helpers import run_ts_client
 
-from mock_servers import FleetHost, FleetSpec, ServerSpec, example_arguments, generate_tools, read_ledger, stdio_params
-
-NODE_DIR = Path(__file__).parent / "node"
 SERVER = ServerSpec(id="github", tool_count=23, page_size=10, seed=3)
 FLEET = FleetSpec(servers=(SERVER,))
-
-
-@pytest.fixture(scope="module")
-def node() -> str:
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        pytest.skip("node and npm are not installed: the TypeScript SDK client check needs them")
-    if not (NODE_DIR / "node_modules" / "@modelcontextprotocol" / "sdk").exists():
-        subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund"], cwd=NODE_DIR, check=True, timeout=300, capture_output=True
-        )
-    return node
-
-
-def run_ts_client(node: str, *target: str, child_env: dict[str, str] | None = None) -> dict[str, Any]:
-    tool = generate_tools(SERVER)[0]
-    env = {"TOOL": tool["name"], "ARGS": json.dumps(example_arguments(tool)), "CHILD_ENV": json.dumps(child_env or {})}
-    done = subprocess.run(
-        [node, "ts_client.mjs", *target],
-        cwd=NODE_DIR,
-        env={**env, "PATH": str(Path(node).parent)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    result: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
-    return result
+TOOL = generate_tools(SERVER)[0]
 
 
 def expected_tools() -> list[list[Any]]:
@@ -53,11 +30,14 @@ def test_the_typescript_client_lists_every_page_and_calls_a_stdio_server(node: s
     ledger = tmp_path / "ledger.jsonl"
     params = stdio_params(FLEET, "github", ledger)
     assert params.env is not None
-    result = run_ts_client(node, "stdio", params.command, *params.args, child_env=params.env)
+    result = run_ts_client(node, "stdio", params.command, *params.args, tool=TOOL, child_env=params.env)
     assert result["pages"] == 3
     assert result["tools"] == expected_tools()
     assert result["call"]["isError"] is False
-    assert result["call"]["structuredContent"]["server"] == "github"
+    # Made in another process, the result is the one made here for the same call.
+    assert {k: result["call"].get(k) for k in ("content", "structuredContent", "isError")} == call_result(
+        SERVER, TOOL["name"], example_arguments(TOOL)
+    )
     view = read_ledger(ledger)
     assert view.listed_pages("github") == [0, 1, 2]
     assert view.of("initialized")[0]["protocolVersion"] == "2025-11-25"
@@ -70,7 +50,7 @@ def test_the_typescript_client_lists_every_page_and_calls_the_http_fleet(
     ledger = tmp_path / "ledger.jsonl"
     urls = fleet_host.add_fleet(FLEET, ledger)
     try:
-        result = run_ts_client(node, "http", urls["github"])
+        result = run_ts_client(node, "http", urls["github"], tool=TOOL)
     finally:
         fleet_host.remove_fleet(urls)
     assert result["protocol"] == "2025-11-25"

@@ -1,7 +1,7 @@
 // Lists every page and calls one tool with the official TypeScript MCP SDK client.
 // usage: node ts_client.mjs stdio <command> [args...] | node ts_client.mjs http <url>
 // Environment: TOOL (tool to call), ARGS (JSON arguments), CHILD_ENV (JSON env for a stdio child).
-// Prints one JSON line: {"protocol", "pages", "tools": [[name, annotations]], "call": result}.
+// Prints one JSON line: {"protocol", "pages", "tools": [[name, annotations]], "definitions": [tool], "call": result}.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -27,6 +27,7 @@ console.log(JSON.stringify({
   protocol: transport.protocolVersion ?? null,
   pages,
   tools: tools.map((t) => [t.name, t.annotations ?? null]),
+  definitions: tools,
   call,
 }));
 await client.close();

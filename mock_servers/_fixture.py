@@ -1,0 +1,192 @@
+"""Fleets for a test: started on demand, described as driver-protocol connections, checked on teardown.
+
+`FleetFactory` is what the ``mcp_fleet`` pytest fixture gives a test (see
+`mock_servers.pytest_plugin`): calling it serves a fleet and returns a `ServedFleet`. HTTP
+fleets share one fleet host process per test session; stdio fleets are only described (the
+host under test spawns the servers). When the test ends, every fleet is checked: a session
+its host never closed, or a server process still running, fails the test (the process is
+stopped all the same), unless the check is turned off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import os
+import signal
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from mock_servers._errors import FleetArgumentError
+from mock_servers._generate import generate_tools
+from mock_servers._ledger import LedgerView, _pid_alive, _wait_for_pid, read_ledger, wait_for_exits
+from mock_servers._spec import FleetSpec, preset_names, resolve_spec, spec_to_dict
+
+__all__ = ["FleetFactory", "ServedFleet"]
+
+Transport = Literal["http", "stdio"]
+#: How long a stdio server may take to exit after its host has closed it.
+EXIT_GRACE_SECONDS = 2.0
+
+
+@dataclass
+class ServedFleet:
+    """A fleet being served for a test.
+
+    Attributes:
+        spec: the fleet's spec.
+        transport: ``"http"`` or ``"stdio"``.
+        servers: server id → the connection object of the driver protocol, ready for a host's
+            configuration: ``{"type": "http", "url": …}`` or ``{"type": "stdio", "command": …,
+            "args": […], "env": {…}}``.
+        ledger_path: the ledger file every server of the fleet records into.
+        check_cleanup: whether the end of the test checks that sessions and processes are gone.
+    """
+
+    spec: FleetSpec
+    transport: Transport
+    servers: dict[str, dict[str, Any]]
+    ledger_path: Path
+    check_cleanup: bool = True
+    _release: Callable[[], None] = field(default=lambda: None, repr=False)
+
+    @property
+    def ledger(self) -> LedgerView:
+        """What has happened so far, read afresh: ``.calls(server, tool)`` (each with its
+        ``arguments``), ``.listed_pages(server)``, ``.faults(server, kind)``,
+        ``.sessions_open()``, ``.processes_alive()``, ``.summary()``."""
+        return read_ledger(self.ledger_path)
+
+    @property
+    def tools(self) -> dict[str, list[dict[str, Any]]]:
+        """Server id → the tool definitions it lists, in order, in wire form."""
+        return {s.id: generate_tools(s) for s in self.spec.servers}
+
+    def page_count(self, server_id: str) -> int:
+        """How many ``tools/list`` pages the server's catalog takes."""
+        server = self.spec.server(server_id)
+        return max(1, -(-len(generate_tools(server)) // server.page_size))
+
+    def call_result(self, server_id: str, tool: str, arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The result the server gives for this call when no fault intervenes (see `call_result`)."""
+        from mock_servers._server import call_result
+
+        return call_result(self.spec.server(server_id), tool, arguments)
+
+    def sessions_left_open(self, server_id: str | None = None) -> list[dict[str, Any]]:
+        """``session_opened`` events of sessions not closed so far (a stdio session ends with its process)."""
+        view = self.ledger
+        alive = {e["pid"] for e in view.processes_alive()}
+        return [
+            session
+            for session in view.sessions_open(server_id)
+            if session.get("transport") != "stdio" or session["pid"] in alive
+        ]
+
+    def leftovers(self) -> list[str]:
+        """What the host left behind so far: sessions never closed and server processes still running."""
+        problems = []
+        for session in self.sessions_left_open():
+            where = (
+                f"pid {session['pid']}"
+                if session.get("transport") == "stdio"
+                else f"session {session.get('sessionId')}"
+            )
+            problems.append(f"server {session['server']!r} ({session.get('transport')}, {where}): session never closed")
+        for process in self.ledger.processes_alive():
+            problems.append(f"server {process['server']!r} (stdio, pid {process['pid']}): process still running")
+        return problems
+
+
+class FleetFactory:
+    """``mcp_fleet(spec, transport="http")``: serve a fleet for the current test (see `ServedFleet`)."""
+
+    def __init__(self, workdir: Path, host: Callable[[], Any], *, check_cleanup: bool = True) -> None:
+        self._workdir = workdir
+        self._host = host
+        self._check_cleanup = check_cleanup
+        self._fleets: list[ServedFleet] = []
+        self._counter = itertools.count(1)
+
+    def __call__(
+        self,
+        spec: FleetSpec | str | os.PathLike[str],
+        *,
+        transport: Transport = "http",
+        check_cleanup: bool | None = None,
+        ledger: str | os.PathLike[str] | None = None,
+    ) -> ServedFleet:
+        """Serve ``spec`` (a `FleetSpec`, a preset name or a spec file) for this test.
+
+        Raises:
+            FleetArgumentError: ``transport`` is neither ``"http"`` nor ``"stdio"``.
+            SpecError: the spec is invalid or the file is missing.
+            HostError: the fleet host could not serve it.
+        """
+        if transport not in ("http", "stdio"):
+            raise FleetArgumentError(f"transport must be 'http' or 'stdio', got {transport!r}")
+        resolved = resolve_spec(spec)
+        n = next(self._counter)
+        ledger_path = Path(ledger) if ledger is not None else self._workdir / f"ledger-{n}.jsonl"
+        check = self._check_cleanup if check_cleanup is None else check_cleanup
+        if transport == "stdio":
+            fleet = self._stdio(spec, resolved, ledger_path, n, check)
+        else:
+            host = self._host()
+            urls = host.add_fleet(resolved, ledger_path)
+            servers = {sid: {"type": "http", "url": url} for sid, url in urls.items()}
+            fleet = ServedFleet(resolved, "http", servers, ledger_path, check, lambda: host.remove_fleet(urls))
+        self._fleets.append(fleet)
+        return fleet
+
+    def _stdio(self, source: object, spec: FleetSpec, ledger_path: Path, n: int, check: bool) -> ServedFleet:
+        from mock_servers._stdio import stdio_params
+
+        if isinstance(source, str) and source in preset_names() and not source.endswith((".json", ".toml")):
+            where: str | Path = source
+        else:
+            # A spec of any size travels as a file: a command line has a length limit.
+            where = self._workdir / f"fleet-{n}.json"
+            where.write_text(json.dumps(spec_to_dict(spec)), encoding="utf-8")
+        servers = {}
+        for server in spec.servers:
+            params = stdio_params(where, server.id, ledger_path)
+            servers[server.id] = {
+                "type": "stdio",
+                "command": params.command,
+                "args": list(params.args),
+                "env": dict(params.env or {}),
+            }
+        return ServedFleet(spec, "stdio", servers, ledger_path, check)
+
+    def close(self) -> list[str]:
+        """Stop every fleet; returns what their hosts left behind (for fleets that check)."""
+        problems: list[str] = []
+        for fleet in self._fleets:
+            if fleet.transport == "stdio":
+                wait_for_exits(fleet.ledger_path, EXIT_GRACE_SECONDS)
+            found = fleet.leftovers()
+            with contextlib.suppress(Exception):
+                fleet._release()
+            _stop(fleet.ledger)
+            if fleet.check_cleanup and found:
+                problems += found
+        self._fleets.clear()
+        return problems
+
+
+def _stop(view: LedgerView) -> None:
+    """End the server processes a host left running: SIGTERM (the server records its exit), then SIGKILL."""
+    for event in view.processes_alive():
+        pid = int(event["pid"])
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                break
+            _wait_for_pid(pid, 2.0)
+            if not _pid_alive(pid):
+                break
