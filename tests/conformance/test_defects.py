@@ -17,6 +17,7 @@ import shlex
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,10 +55,10 @@ class Outcome:
         return f"exit {self.returncode}\n{self.output[-6000:]}"
 
 
-def run_suite(sut_cmd: list[str], clauses: list[str], tmp_path: Path) -> Outcome:
-    """Run the shipped suite against ``sut_cmd``, only the tests citing ``clauses``."""
+def run_suite(sut_cmd: list[str], clauses: list[str], tmp_path: Path, tests: Sequence[str] = ()) -> Outcome:
+    """Run the shipped suite against ``sut_cmd``, only the tests citing ``clauses`` (of ``tests``, if given)."""
     junit = tmp_path / "r.xml"
-    argv = [sys.executable, "-m", "pytest", "--sut-cmd", shlex.join(sut_cmd)]
+    argv = [sys.executable, "-m", "pytest", "--sut-cmd", shlex.join(sut_cmd), *tests]
     for clause_id in clauses:
         argv += ["--clause", clause_id]
     argv += ["-p", "no:cacheprovider", "-p", "no:xdist", "-q", f"--junitxml={junit}", "-o", "junit_family=xunit1"]
@@ -127,10 +128,21 @@ def _crash(message: str, text: str) -> str | None:
     return None
 
 
+def _predicted(twin: str) -> list[str]:
+    """The lexical-vector probes that the model of a wrong ranker predicts to fail (the first two)."""
+    from conformance.suite import test_ranking
+    from tests.conformance.vectors._defective import DEFECTIVE, observe
+
+    caught = [probe for probe in test_ranking.PROBES if observe(probe, DEFECTIVE[twin]) is not None]
+    assert caught, f"the lexical vectors do not catch {twin}"
+    test = f"{Path(test_ranking.__file__).relative_to(ROOT)}::{test_ranking.test_rankings_are_the_lexical_vectors.__name__}"
+    return [f"{test}[{probe.id}]" for probe in caught[:2]]
+
+
 @pytest.mark.parametrize("name", list(DEFECTS))
 def test_defect_is_caught_on_its_clause(name: str, tmp_path: Path) -> None:
     defect = DEFECTS[name]
-    outcome = run_suite(defect_cmd(name), [defect.clause], tmp_path)
+    outcome = run_suite(defect_cmd(name), [defect.clause], tmp_path, _predicted(defect.twin) if defect.twin else ())
     if _ran(outcome) == 0:
         pytest.skip(f"no suite test cites {defect.clause} yet, so {name} ({defect.summary}) cannot be caught")
 

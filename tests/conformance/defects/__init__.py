@@ -20,11 +20,18 @@ __all__ = ["DEFECTS", "Defect", "apply"]
 
 @dataclass(frozen=True, slots=True)
 class Defect:
-    """One defect: the clause the suite must catch it on, and what it breaks."""
+    """One defect: the clause the suite must catch it on, and what it breaks.
+
+    A defect of the lexical ranker names its ``twin``: the wrong ranker of
+    ``tests.conformance.vectors._defective`` that models it. The run is then restricted to
+    the probes of the lexical vectors that the twin predicts to fail, which shows both that
+    the vectors catch the defect and that the model predicts the real implementation.
+    """
 
     name: str
     clause: str
     summary: str
+    twin: str | None = None
 
 
 def _defects() -> dict[str, Defect]:
@@ -45,7 +52,27 @@ def _defects() -> dict[str, Defect]:
         ("discovery_ignores_max_active", "SEL-3", "discovery ignores maxActiveTools"),
         ("shared_active_set", "ISO-1", "concurrent runs over one fleet share one active set"),
     ]
-    return {name: Defect(name, clause_id, summary) for name, clause_id, summary in rows}
+    # Wrong lexical rankers, each caught by the lexical vectors: (name, clause, summary, twin).
+    rankers = [
+        ("write_penalty_31", "RNK-6", "under read intent a write tool loses 31 instead of 32", "write_penalty+1"),
+        ("underscore_in_words", "RNK-1", "the underscore does not separate words", "underscore_in_words"),
+        ("ties_casefolded", "RNK-8", "equal scores ordered by casefolded qualified name", "ties_casefolded"),
+        (
+            "ascii_triggers_as_substrings",
+            "RNK-7",
+            "pr fires inside project, list inside listing",
+            "ascii_triggers_as_substrings",
+        ),
+        (
+            "read_signal_from_the_prompt",
+            "RNK-7",
+            "a read signal in the system prompt turns read intent on",
+            "read_signal_from_the_prompt",
+        ),
+    ]
+    defects = {name: Defect(name, clause_id, summary) for name, clause_id, summary in rows}
+    defects.update((row[0], Defect(*row)) for row in rankers)
+    return defects
 
 
 #: Every defect by name, with the clause the suite must catch it on.

@@ -7,15 +7,18 @@ breaks, so that the defect shows on its own clause and nowhere else by accident.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from typing import Any
 
 from pydantic import ValidationError
 
-from reference_impl import _budgets, _catalog, _connections, _policy, _selection, _toolset
+from reference_impl import _budgets, _catalog, _connections, _policy, _ranking, _selection, _toolset
 from reference_impl._catalog import Catalog, CatalogEntry
 from reference_impl._config import ToolPolicy
+from reference_impl._ranking import LexicalIndex
 from reference_impl._toolset import AdaptiveToolset
 from reference_impl.driver import _session
 
@@ -270,6 +273,62 @@ def ties_by_listing_order() -> None:
 
     Catalog.from_listings = classmethod(from_listings)  # type: ignore[method-assign,assignment]
     _toolset.ToolDoc = tool_doc  # type: ignore[assignment,misc]
+
+
+def _rank_ties_by(key: Any) -> None:
+    """Break equal scores by ``key(qualified name)`` instead of the qualified name itself.
+
+    The ranker uses a document's ``qualified_name`` for ties and nothing else, so the
+    documents get ``key(name)`` in its place, made unique by the name itself.
+    """
+    original_doc = _toolset.ToolDoc
+
+    def tool_doc(qualified: str, server_id: str, name: str, description: str, read_only: bool) -> Any:
+        return original_doc(f"{key(qualified)}\0{qualified}", server_id, name, description, read_only)
+
+    _toolset.ToolDoc = tool_doc  # type: ignore[assignment,misc]
+
+
+def ties_casefolded() -> None:
+    """Equal scores are ordered by casefolded qualified name (``Linear`` after ``github``)."""
+    _rank_ties_by(str.casefold)
+
+
+def write_penalty_31() -> None:
+    """Under read intent a write-shaped tool loses 31 instead of 32."""
+    _ranking.WRITE_PENALTY = -31
+
+
+def underscore_in_words() -> None:
+    """Words are runs of ``\\w``: the underscore no longer separates them."""
+    _ranking._WORD = re.compile(r"\w+")
+
+
+def ascii_triggers_as_substrings() -> None:
+    """Aliases and read signals fire anywhere in the message: ``pr`` inside ``project``."""
+    _ranking.fires = lambda trigger, text, text_words: trigger in text
+
+
+def read_signal_from_the_prompt() -> None:
+    """A read signal in the system prompt turns read intent on."""
+    original_init = LexicalIndex.__init__
+    original_parse = LexicalIndex._parse
+
+    def __init__(self: LexicalIndex, tools: Sequence[Any], system_prompt: str) -> None:
+        original_init(self, tools, system_prompt)
+        prompt = system_prompt.casefold()
+        words = frozenset(_ranking.words(prompt))
+        self._prompt_reads = any(_ranking.fires(s, prompt, words) for s in _ranking.READ_SIGNALS)  # type: ignore[attr-defined]
+
+    def _parse(self: LexicalIndex, query: str) -> Any:
+        parsed = original_parse(self, query)
+        if self._prompt_reads and not parsed.read_intent:  # type: ignore[attr-defined]
+            parsed = replace(parsed, read_intent=True)
+            self._last = parsed
+        return parsed
+
+    LexicalIndex.__init__ = __init__  # type: ignore[method-assign]
+    LexicalIndex._parse = _parse  # type: ignore[method-assign]
 
 
 # Catalog ---------------------------------------------------------------------------------
