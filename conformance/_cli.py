@@ -125,7 +125,18 @@ def _certify_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-n", dest="workers", metavar="N", help="run the suite in N processes (pytest-xdist)")
     parser.add_argument(
-        "--clause", action="append", default=[], metavar="ID", help="run only the tests citing this clause (repeatable)"
+        "--clause",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="run only the tests citing this clause or sentence (repeatable)",
+    )
+    parser.add_argument(
+        "--test",
+        action="append",
+        default=[],
+        metavar="TEST",
+        help="run only this test of the suite, as a certificate names it (repeatable)",
     )
     parser.add_argument(
         "--max-time",
@@ -242,6 +253,7 @@ def certify(argv: Sequence[str]) -> int:
         max_time=args.max_time,
         broken_after=args.broken_after,
         clauses=args.clause,
+        tests=[_suite_test(test) for test in args.test],
         workers=args.workers,
         expectations=None if args.expectations is None else Path(args.expectations).resolve(),
         mode=args.mode,

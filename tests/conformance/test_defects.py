@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +79,6 @@ WITHOUT_DEFECT: frozenset[str] = frozenset(
         "SEL-5.1",
         "SEL-5.2",
         "SEL-6.1",
-        "RNK-1.1",
         "RNK-1.2",
         "RNK-1.3",
         "RNK-2.1",
@@ -93,12 +93,9 @@ WITHOUT_DEFECT: frozenset[str] = frozenset(
         "RNK-5.3",
         "RNK-6.1",
         "RNK-6.2",
-        "RNK-6.3",
         "RNK-6.4",
         "RNK-6.5",
         "RNK-6.6",
-        "RNK-7.1",
-        "RNK-7.2",
         "RNK-7.3",
         "DSC-1.1",
         "DSC-1.2",
@@ -184,13 +181,17 @@ ROOT = Path(__file__).resolve().parents[2]
 RUN_TIMEOUT = 600
 
 
-def certify(sut_cmd: list[str], clauses: list[str], out: Path) -> tuple[int, dict[str, Any], str]:
-    """Certify ``sut_cmd`` on the tests citing ``clauses``; (exit code, certificate, output)."""
+def certify(
+    sut_cmd: list[str], clauses: list[str], out: Path, tests: Sequence[str] = ()
+) -> tuple[int, dict[str, Any], str]:
+    """Certify ``sut_cmd`` on the tests citing ``clauses`` (of ``tests``, if given); (exit code, certificate, output)."""
     argv = [sys.executable, "-m", "conformance._cli", "certify", "--sut-cmd", subprocess.list2cmdline(sut_cmd)]
     for clause_id in clauses:
         argv += ["--clause", clause_id]
     # Only whether (and on which clause) a property fails matters here, not its shrunk example.
     argv += ["--no-shrink", "--out", str(out)]
+    for test in tests:
+        argv += ["--test", test]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_CORE"))}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT, check=False)
@@ -203,9 +204,21 @@ def defect_cmd(name: str) -> list[str]:
     return [sys.executable, "-m", "tests.conformance.defects", name]
 
 
+def _predicted(twin: str) -> list[str]:
+    """The lexical-vector probes that the model of a wrong ranker predicts to fail (the first two)."""
+    from conformance.suite import test_ranking
+    from tests.conformance.vectors._defective import DEFECTIVE, observe
+
+    caught = [probe for probe in test_ranking.PROBES if observe(probe, DEFECTIVE[twin]) is not None]
+    assert caught, f"the lexical vectors do not catch {twin}"
+    test = test_ranking.test_rankings_are_the_lexical_vectors.__name__
+    return [f"test_ranking.py::{test}[{probe.id}]" for probe in caught[:2]]
+
+
 def check_caught(name: str, tmp_path: Path) -> None:
     defect = DEFECTS[name]
-    code, cert, output = certify(defect_cmd(name), [defect.clause], tmp_path)
+    tests = _predicted(defect.twin) if defect.twin else ()
+    code, cert, output = certify(defect_cmd(name), [defect.clause], tmp_path, tests)
 
     assert not cert["errors"], f"{name}: the suite broke instead of reporting a finding: {cert['errors']}\n{output}"
     protocol = [f["message"] for f in cert["failures"] if f["protocol"]]

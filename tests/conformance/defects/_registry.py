@@ -26,6 +26,9 @@ class Defect:
     sentence: str
     summary: str
     patch: Callable[[], None]
+    #: For a wrong lexical ranker: the model of it in ``tests.conformance.vectors._defective``,
+    #: whose predictions restrict the run to the vector probes it fails.
+    twin: str | None = None
 
     @property
     def clause(self) -> str:
@@ -36,7 +39,7 @@ class Defect:
 REGISTRY: dict[str, Defect] = {}
 
 
-def defect(sentence: str, summary: str) -> Callable[[_F], _F]:
+def defect(sentence: str, summary: str, *, twin: str | None = None) -> Callable[[_F], _F]:
     """Register the decorated patch as the defect named after it, breaking ``sentence``.
 
     Raises:
@@ -49,7 +52,7 @@ def defect(sentence: str, summary: str) -> Callable[[_F], _F]:
         name = patch.__name__
         if name in REGISTRY:
             raise ValueError(f"defect {name!r} is registered twice")
-        REGISTRY[name] = Defect(name, sentence, summary, patch)
+        REGISTRY[name] = Defect(name, sentence, summary, patch, twin)
         return patch
 
     return register

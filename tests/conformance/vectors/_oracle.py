@@ -1,0 +1,176 @@
+"""The lexical scorer, written again from the text of SPEC.md (RNK-1..RNK-8, SEL-5, DSC-10).
+
+It shares no code with ``reference_impl`` (only the suite's record of a tool): words are cut character by character by Unicode
+general category instead of by a regular expression, server ids are found by scanning for
+every occurrence, and the orders are plain sorts. Its knobs (:class:`Rules`) make the
+deliberately wrong rankers that show each check of the vectors can fail.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cache
+from typing import Any
+
+from conformance.suite._vectors import VectorTool
+
+__all__ = ["SPEC_RULES", "Ranking", "Rules", "Scored", "rank", "spec_words"]
+
+# RNK-5: trigger -> target.
+ALIASES = (("pr", "pull_request"), ("合并请求", "pull_request"), ("工单", "issue"), ("评审", "review"), ("日志", "log"))
+# RNK-6.
+READ_SIGNALS = ("查询", "列出", "最近", "查看", "summary", "review", "list", "show", "find", "search", "recent")
+READ_VERBS = frozenset({"list", "search", "get", "read", "find", "view", "download"})
+WRITE_VERBS = frozenset({"create", "update", "delete", "push", "send", "write", "remove", "edit", "merge"})
+
+
+def is_word_character(char: str) -> bool:
+    """RNK-1: a letter or digit is a character of general category L* or N*."""
+    return unicodedata.category(char)[0] in "LN"
+
+
+@cache
+def spec_words(text: str) -> tuple[str, ...]:
+    """RNK-1: casefold, then cut into maximal runs of letters and digits (in order, with repeats)."""
+    found: list[str] = []
+    run: list[str] = []
+    for char in text.casefold():
+        if is_word_character(char):
+            run.append(char)
+        elif run:
+            found.append("".join(run))
+            run = []
+    if run:
+        found.append("".join(run))
+    return tuple(found)
+
+
+def names(server_id: str, text: str, boundary: bool = True) -> bool:
+    """RNK-3: the casefolded id occurs in the casefolded text with no letter or digit beside it."""
+    folded, needle = text.casefold(), server_id.casefold()
+    start = folded.find(needle)
+    while start >= 0:
+        end = start + len(needle)
+        before = folded[start - 1] if start else ""
+        after = folded[end] if end < len(folded) else ""
+        if not boundary or (not (before and is_word_character(before)) and not (after and is_word_character(after))):
+            return True
+        start = folded.find(needle, start + 1)
+    return False
+
+
+def fires(
+    trigger: str, text: str, words: Callable[[str], Sequence[str]] = spec_words, whole_words: bool = True
+) -> bool:
+    """RNK-7: an ASCII-letter trigger matches a whole word; any other trigger a substring."""
+    if whole_words and trigger.isascii() and trigger.isalpha():
+        return trigger in words(text)
+    return trigger in text.casefold()
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """How to score. :data:`SPEC_RULES` is the specification; any change is a defect."""
+
+    message_hit: int = 12
+    prompt_hit: int = 2
+    server_in_message: int = 16
+    server_in_prompt: int = 3
+    read_only: int = 3
+    alias: int = 12
+    read_bonus: int = 8
+    write_penalty: int = -32
+    words: Callable[[str], Sequence[str]] = spec_words
+    # RNK-7: ASCII triggers as whole words; server ids with a letter-or-digit boundary.
+    whole_word_triggers: bool = True
+    server_boundary: bool = True
+    # RNK-7: aliases and read signals from the user message only.
+    aliases_from_prompt: bool = False
+    read_signals_from_prompt: bool = False
+    # RNK-4: +3 only for the JSON value true.
+    read_only_truthy: bool = False
+    # RNK-8: the tie-break key of a qualified name.
+    tie_key: Callable[[str], Any] = field(default=lambda name: name)
+    # DSC-10: what makes a candidate relevant.
+    prompt_word_relevance: bool = False
+    intent_relevance: bool = False
+
+    def changed(self, **changes: Any) -> Rules:
+        return replace(self, **changes)
+
+
+SPEC_RULES = Rules()
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """One tool's score for one message, by component."""
+
+    message_hits: tuple[str, ...]
+    prompt_hits: tuple[str, ...]
+    server_in_message: bool
+    server_in_prompt: bool
+    read_only: bool
+    aliases: tuple[str, ...]
+    intent: int
+    score: int
+    relevant: bool
+
+
+def _read_only(annotations: Mapping[str, Any] | None, truthy: bool) -> bool:
+    value = (annotations or {}).get("readOnlyHint")
+    return bool(value) if truthy else value is True
+
+
+def score(tool: VectorTool, message: str, prompt: str, rules: Rules = SPEC_RULES) -> Scored:
+    words = rules.words
+    tool_words = set(words(tool.name)) | set(words(tool.description))
+    message_words, prompt_words = set(words(message)), set(words(prompt))
+    alias_text = f"{message} {prompt}" if rules.aliases_from_prompt else message
+    signal_text = f"{message} {prompt}" if rules.read_signals_from_prompt else message
+    name = tool.name.casefold()
+    name_words = set(words(tool.name))
+    message_hits = tuple(sorted(tool_words & message_words))
+    prompt_hits = tuple(sorted(tool_words & prompt_words))
+    in_message = names(tool.server, message, rules.server_boundary)
+    in_prompt = names(tool.server, prompt, rules.server_boundary)
+    read_only = _read_only(tool.annotations, rules.read_only_truthy)
+    aliases = tuple(
+        trigger
+        for trigger, target in ALIASES
+        if target in name and fires(trigger, alias_text, words, rules.whole_word_triggers)
+    )
+    intent = 0
+    if any(fires(signal, signal_text, words, rules.whole_word_triggers) for signal in READ_SIGNALS):
+        intent = rules.read_bonus * bool(name_words & READ_VERBS) + rules.write_penalty * bool(name_words & WRITE_VERBS)
+    total = (
+        rules.message_hit * len(message_hits)
+        + rules.prompt_hit * len(prompt_hits)
+        + rules.server_in_message * in_message
+        + rules.server_in_prompt * in_prompt
+        + rules.read_only * read_only
+        + rules.alias * len(aliases)
+        + intent
+    )
+    relevant = bool(message_hits or aliases or in_message)
+    if rules.prompt_word_relevance:
+        relevant = relevant or bool(prompt_hits)
+    if rules.intent_relevance:
+        relevant = relevant or intent > 0
+    return Scored(message_hits, prompt_hits, in_message, in_prompt, read_only, aliases, intent, total, relevant)
+
+
+@dataclass(frozen=True, slots=True)
+class Ranking:
+    scores: dict[str, Scored]
+    first_round: list[str]
+    discovery: list[str]
+
+
+def rank(tools: Sequence[VectorTool], message: str, prompt: str, rules: Rules = SPEC_RULES) -> Ranking:
+    """SEL-5 / RNK-8: score descending, then qualified name; DSC-10: the relevant ones, in that order."""
+    scores = {tool.qualified: score(tool, message, prompt, rules) for tool in tools}
+    order = sorted(scores, key=lambda name: (-scores[name].score, rules.tie_key(name)))
+    return Ranking(scores, order, [name for name in order if scores[name].relevant])
