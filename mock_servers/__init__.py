@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mock_servers._errors import FleetArgumentError, FleetError, HostError, SpecError
+from mock_servers._errors import FleetArgumentError, FleetError, HostError, SpecError, SpecProblem
 from mock_servers._generate import MCP_TOOL_NAME, PROVIDER_TOOL_NAME, example_arguments, generate_tools
 from mock_servers._ledger import OBSERVABILITY, Ledger, LedgerView, read_ledger, wait_for_exits
+from mock_servers._limits import LIMITS, Limits
+from mock_servers._processes import ProcessGroup
 from mock_servers._server import build_server, call_digest, memory_server
 from mock_servers._spec import (
     AnnotationMix,
@@ -25,12 +27,15 @@ from mock_servers._spec import (
     preset,
     preset_names,
     spec_from_dict,
+    spec_from_text,
     spec_to_dict,
 )
 from mock_servers._stdio import stdio_params
 
 if TYPE_CHECKING:
-    from mock_servers._http import FleetHost, FleetUrls, serve_http
+    from mock_servers._app import FleetUrls
+    from mock_servers._host import FleetHost
+    from mock_servers._http import serve_http
 
 __all__ = [
     # The fleet specification
@@ -44,7 +49,10 @@ __all__ = [
     "preset",
     "preset_names",
     "spec_from_dict",
+    "spec_from_text",
     "spec_to_dict",
+    "LIMITS",
+    "Limits",
     # Generation
     "MCP_TOOL_NAME",
     "PROVIDER_TOOL_NAME",
@@ -58,6 +66,8 @@ __all__ = [
     "memory_server",
     "serve_http",
     "stdio_params",
+    # Processes
+    "ProcessGroup",
     # The ledger
     "OBSERVABILITY",
     "Ledger",
@@ -69,15 +79,16 @@ __all__ = [
     "FleetError",
     "HostError",
     "SpecError",
+    "SpecProblem",
 ]
 
-_LAZY = ("FleetHost", "FleetUrls", "serve_http")
+_LAZY = {"FleetHost": "_host", "FleetUrls": "_app", "serve_http": "_http"}
 
 
 def __getattr__(name: str) -> Any:
     # The HTTP side (uvicorn) loads on first use, so a stdio server process starts faster.
     if name in _LAZY:
-        from mock_servers import _http
+        import importlib
 
-        return getattr(_http, name)
+        return getattr(importlib.import_module(f"mock_servers.{_LAZY[name]}"), name)
     raise AttributeError(f"module 'mock_servers' has no attribute {name!r}")

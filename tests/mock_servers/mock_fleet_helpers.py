@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import urllib.request
+from collections.abc import Callable
+
+import anyio
 import mcp_types as types
 from mcp import Client
 
@@ -16,3 +21,23 @@ async def list_all(client: Client) -> list[types.Tool]:
         cursor = page.next_cursor
         if not cursor:
             return tools
+
+
+async def until(condition: Callable[[], bool], timeout: float = 20.0) -> None:
+    """Wait until ``condition()`` holds (checked every 20 ms), failing after ``timeout`` seconds."""
+    with anyio.fail_after(timeout):
+        while not condition():
+            await anyio.sleep(0.02)
+
+
+def post_initialize(url: str) -> str:
+    """Open a legacy-era session with a bare HTTP request, as a client that then vanishes would; its id."""
+    params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "gone", "version": "0"}}
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}).encode()
+    request = urllib.request.Request(url, data=body, method="POST")
+    request.add_header("Content-Type", "application/json")
+    request.add_header("Accept", "application/json, text/event-stream")
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(request, timeout=30) as response:
+        response.read()
+        return str(response.headers["mcp-session-id"])

@@ -2,10 +2,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
+from types import FrameType
 
 import pytest
 
 from mock_servers import (
+    LIMITS,
     MCP_TOOL_NAME,
     PROVIDER_TOOL_NAME,
     AnnotationMix,
@@ -16,7 +19,7 @@ from mock_servers import (
     generate_tools,
     preset,
 )
-from mock_servers._generate import is_read_name
+from mock_servers._generate import _huge, is_read_name
 
 # sha256 of the canonical JSON (sorted keys, no spaces, UTF-8) of {server id: tools} per preset.
 # A change here changes every catalog users have pinned: update the digests deliberately.
@@ -128,3 +131,24 @@ def test_example_arguments_fill_exactly_the_required_properties() -> None:
     for tool in generate_tools(ServerSpec(id="s", domain="crm", tool_count=30)):
         args = example_arguments(tool)
         assert sorted(args) == sorted(tool["inputSchema"].get("required", []))
+
+
+def test_a_huge_description_is_built_without_a_loop_over_its_length() -> None:
+    # Repeated appends made a 4 M character description take half a minute: count the lines run instead.
+    lines = 0
+
+    def trace(frame: FrameType, event: str, arg: object) -> object:
+        nonlocal lines
+        if frame.f_code.co_name == "_huge":
+            lines += event == "line"
+            return trace
+        return None
+
+    sys.settrace(trace)
+    try:
+        description = _huge("Short.", LIMITS.description_chars)
+    finally:
+        sys.settrace(None)
+    assert len(description) == LIMITS.description_chars
+    assert description.startswith("Short. This tool accepts")
+    assert lines < 10
