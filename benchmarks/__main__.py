@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from ._fleet import run_fleet
 from ._quality import run_quality
 from ._report import Table, machine
 from ._scale import run_scale
+from ._serve_scale import run_serve_scale
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -20,22 +22,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--suite-cost", action="store_true", help="also time the conformance suite (minutes)")
     parser.add_argument("--no-libraries", action="store_true", help="skip rank_bm25 and bm25s even if installed")
     parser.add_argument("--output", type=Path, default=ROOT / "BENCHMARKS.md", help="where to write the tables")
+    parser.add_argument(
+        "--section",
+        choices=[key for key, _, _ in _sections(None)],
+        help="run one section and rewrite only it in the existing output",
+    )
     args = parser.parse_args(argv)
 
     started = time.perf_counter()
     sections: list[tuple[str, list[Table]]] = []
-    print("selection and discovery at scale …", flush=True)
-    sections.append(("Selection and discovery at scale", run_scale(args.smoke, libraries=not args.no_libraries)))
-    print("selection quality …", flush=True)
-    sections.append(("Selection quality", run_quality(args.smoke)))
-    print("fleet throughput …", flush=True)
-    sections.append(("Fleet throughput", run_fleet(args.smoke)))
-    if args.suite_cost:
-        from ._suite import run_suite_cost
-
-        print("suite cost …", flush=True)
-        sections.append(("Suite cost", run_suite_cost()))
+    for key, title, run in _sections(args):
+        if args.section in (None, key):
+            print(f"{title.lower()} …", flush=True)
+            sections.append((title, run()))
     elapsed = time.perf_counter() - started
+    if args.section is not None:
+        _replace_section(args.output, *sections[0])
+        print(f"rewrote the section {sections[0][0]!r} of {args.output} in {elapsed:.0f} s")
+        return 0
 
     lines = [
         "# Benchmarks",
@@ -50,12 +54,50 @@ def main(argv: list[str] | None = None) -> int:
         "",
     ]
     for title, tables in sections:
-        lines += [f"## {title}", ""]
-        for table in tables:
-            lines += [table.markdown(), ""]
+        lines += _section_lines(title, tables)
     args.output.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
     print(f"wrote {args.output} in {elapsed:.0f} s")
     return 0
+
+
+def _sections(args: argparse.Namespace | None) -> list[tuple[str, str, Callable[[], list[Table]]]]:
+    smoke = bool(args and args.smoke)
+    sections: list[tuple[str, str, Callable[[], list[Table]]]] = [
+        (
+            "scale",
+            "Selection and discovery at scale",
+            lambda: run_scale(smoke, libraries=not (args and args.no_libraries)),
+        ),
+        ("quality", "Selection quality", lambda: run_quality(smoke)),
+        ("fleet", "Fleet throughput", lambda: run_fleet(smoke)),
+        ("serve-scale", "Fleet scale", lambda: run_serve_scale(smoke)),
+    ]
+    if args is None or args.suite_cost or args.section == "suite-cost":
+        from ._suite import run_suite_cost
+
+        sections.append(("suite-cost", "Suite cost", run_suite_cost))
+    return sections
+
+
+def _section_lines(title: str, tables: list[Table]) -> list[str]:
+    lines = [f"## {title}", ""]
+    for table in tables:
+        lines += [table.markdown(), ""]
+    return lines
+
+
+def _replace_section(path: Path, title: str, tables: list[Table]) -> None:
+    """Put a section's new tables in place of its old ones (or at the end), leaving the rest of the file as it is."""
+    old = path.read_text(encoding="utf-8").splitlines() if path.exists() else ["# Benchmarks", ""]
+    new = _section_lines(title, tables)
+    heading = f"## {title}"
+    if heading in old:
+        start = old.index(heading)
+        end = next((i for i in range(start + 1, len(old)) if old[i].startswith("## ")), len(old))
+        old[start:end] = new
+    else:
+        old += ["", *new]
+    path.write_text("\n".join(old).rstrip() + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,9 @@
 Describe a fleet (`FleetSpec`, or a JSON/TOML file, or a preset), then serve it in
 memory (`memory_server`), over stdio (`stdio_params`, ``mcp-fleet stdio``) or over
 Streamable HTTP (`serve_http`, `FleetHost`, ``mcp-fleet serve``), and read what
-happened to each server from its ledger (`read_ledger`).
+happened to each server from its ledger (`read_ledger`). Every spec stays within `LIMITS`.
+`ProcessGroup` starts a child process in a group of its own and ends it with everything
+it started.
 """
 
 from __future__ import annotations

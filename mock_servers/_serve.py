@@ -115,6 +115,11 @@ def serve(
     """
     _check_ports(port, processes)
     parts = partition(spec, processes)
+    if port:
+        from mock_servers._http import bind
+
+        for i in range(len(parts)):
+            bind(port + i).close()  # a port in use is one clear error now, not a host failing later
     ledger = Ledger(ledger_path, transport="http")
     ledger.record("process_started", None, argv=["serve", f"--processes={len(parts)}"])
     reason = "stopped"
@@ -169,10 +174,18 @@ def _serve_spread(parts: list[FleetSpec], ledger_path: str | None, port: int, id
             one.close()
 
 
+#: Servers listed in the table for people; every one is in the JSON line.
+_TABLE_ROWS = 30
+
+
 def _announce(out: TextIO, urls: FleetUrls, pids: list[int]) -> None:
     first = {"fleet": urls.fleet, "pid": pids[0], "servers": dict(urls), "pids": pids}
     lines = [json.dumps(first), f"Serving {len(urls)} MCP servers over Streamable HTTP (Ctrl-C to stop):"]
-    width = max(len(s) for s in urls)
-    lines += [f"  {server_id.ljust(width)}  {url}" for server_id, url in urls.items()]
+    shown = list(urls.items())[:_TABLE_ROWS]
+    width = max(len(s) for s, _ in shown)
+    lines += [f"  {server_id.ljust(width)}  {url}" for server_id, url in shown]
+    if len(urls) > len(shown):
+        # A short table also keeps a reader that stops after the JSON line from filling the pipe.
+        lines.append(f"  … and {len(urls) - len(shown)} more (every URL is in the JSON line above)")
     out.write("\n".join(lines) + "\n")
     out.flush()

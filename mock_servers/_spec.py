@@ -259,24 +259,25 @@ def spec_from_dict(data: Mapping[str, Any], *, source: str = "<dict>") -> FleetS
 
 
 class _Budget:
-    """What the servers read so far take of the fleet-wide limits."""
+    """What the servers read so far take of the fleet-wide limits (reported once, when first passed)."""
 
     def __init__(self) -> None:
         self.tools = 0
         self.chars = 0
+        self.passed = False
 
     def take(self, r: FieldReader, path: str, tools: int, chars: int) -> bool:
-        """Count a server's tools and description characters; False (and a problem) past a limit."""
+        """Count a server's tools and description characters; False once past a limit."""
         self.tools += tools
         self.chars += chars
-        if self.tools > LIMITS.fleet_tools:
+        if not self.passed and self.tools > LIMITS.fleet_tools:
             r.fail(path, f"at most {LIMITS.fleet_tools:,} tools in the whole fleet", f"{self.tools:,} so far")
-            return False
-        if self.chars > LIMITS.fleet_description_chars:
+            self.passed = True
+        elif not self.passed and self.chars > LIMITS.fleet_description_chars:
             limit = LIMITS.fleet_description_chars
             r.fail(path, f"at most {limit:,} characters of descriptions in the whole fleet", f"{self.chars:,} so far")
-            return False
-        return True
+            self.passed = True
+        return not self.passed
 
 
 _SERVER_KEYS = ("id", "domain", "tool_count", "annotations", "schema", "page_size", "seed", "faults", "tools", "raw")

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import random
+import socket
 import urllib.request
 from collections.abc import Callable
 
@@ -41,3 +44,18 @@ def post_initialize(url: str) -> str:
     with opener.open(request, timeout=30) as response:
         response.read()
         return str(response.headers["mcp-session-id"])
+
+
+def free_port_pair() -> int:
+    """A port P with P and P+1 free just now (whoever binds them first wins; good enough here)."""
+    rng = random.Random(os.getpid())
+    for _ in range(200):
+        port = rng.randrange(20_000, 60_000)
+        with socket.socket() as a, socket.socket() as b:
+            try:
+                a.bind(("127.0.0.1", port))
+                b.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+            return port
+    raise AssertionError("no two consecutive free ports")

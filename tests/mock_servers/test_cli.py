@@ -16,7 +16,7 @@ from mcp import Client
 
 from mock_servers import Ledger, read_ledger
 from mock_servers._cli import main
-from tests.mock_servers.mock_fleet_helpers import list_all
+from tests.mock_servers.mock_fleet_helpers import free_port_pair, list_all
 
 ROOT = str(Path(__file__).resolve().parents[2])
 
@@ -63,12 +63,14 @@ def run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]
     )
 
 
-def test_serve_on_a_port_in_use_says_so_in_one_line_and_exits_2() -> None:
+@pytest.mark.parametrize("processes", [1, 2])
+def test_serve_on_a_port_in_use_says_so_in_one_line_and_exits_2(processes: int) -> None:
+    first = free_port_pair()
+    port = first + processes - 1  # with two processes, the second one's port is the one taken
     with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
+        taken.bind(("127.0.0.1", port))
         taken.listen()
-        port = taken.getsockname()[1]
-        done = run_cli("serve", "seed-example", "--port", str(port))
+        done = run_cli("serve", "seed-example", "--port", str(first), "--processes", str(processes))
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == f"mcp-fleet serve: cannot listen on 127.0.0.1:{port}: already in use\n"
 

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +16,7 @@ from mcp import Client
 from mock_servers import FleetArgumentError, FleetSpec, ServerSpec, preset, read_ledger
 from mock_servers._processes import pid_alive, wait_for_pids
 from mock_servers._serve import endpoint_urls, partition
-from tests.mock_servers.mock_fleet_helpers import list_all, post_initialize
+from tests.mock_servers.mock_fleet_helpers import free_port_pair, list_all, post_initialize
 
 ROOT = str(Path(__file__).resolve().parents[2])
 
@@ -35,21 +33,6 @@ def test_a_fleet_is_cut_in_order_into_parts_of_about_equal_tool_counts() -> None
     assert [len(p.servers) for p in partition(spec, 50)] == [1] * 10
     with pytest.raises(FleetArgumentError, match="processes must be a positive integer"):
         partition(spec, 0)
-
-
-def free_port_pair() -> int:
-    """A port P with P and P+1 free just now (whoever binds them first wins; good enough here)."""
-    rng = random.Random(os.getpid())
-    for _ in range(200):
-        port = rng.randrange(20_000, 60_000)
-        with socket.socket() as a, socket.socket() as b:
-            try:
-                a.bind(("127.0.0.1", port))
-                b.bind(("127.0.0.1", port + 1))
-            except OSError:
-                continue
-            return port
-    raise AssertionError("no two consecutive free ports")
 
 
 async def tool_count(url: str) -> int:
