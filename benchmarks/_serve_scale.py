@@ -22,21 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ._catalogs import DOMAINS
 from ._report import Sample, Table, fmt_seconds
 
 ROOT = Path(__file__).resolve().parent.parent
-DOMAINS = (
-    "code_hosting",
-    "issue_tracker",
-    "browser",
-    "data_platform",
-    "chat",
-    "cloud",
-    "docs",
-    "calendar",
-    "crm",
-    "monitoring",
-)
 GOAL_SECONDS = 15.0
 GOAL_BYTES = 1 << 30
 GOAL = (1000, 50, 2)  # servers, tools per server, processes
