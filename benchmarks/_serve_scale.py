@@ -54,7 +54,7 @@ FULL = (
     Config(1000, 50, 2),
     Config(1000, 100, 2),
 )
-SMOKE = (Config(6, 5, 2),)
+SMOKE = (Config(6, 5, 1),)
 
 
 def _spec(servers: int, tools: int) -> dict[str, Any]:

@@ -86,7 +86,7 @@ def test_serve_with_an_impossible_option_says_so_in_one_line_and_exits_2(
 
 def test_show_into_a_pipe_closed_early_exits_quietly() -> None:
     env = {**os.environ, "PYTHONPATH": ROOT}
-    command = [sys.executable, "-m", "mock_servers", "show", "large", "--json"]
+    command = [sys.executable, "-m", "mock_servers", "show", "realistic", "--json"]
     with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
         assert process.stdout is not None and process.stderr is not None
         assert process.stdout.readline() == b"{\n"

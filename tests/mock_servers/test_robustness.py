@@ -14,7 +14,7 @@ from mock_servers import FleetSpec, SpecError, load_spec
 from mock_servers._cli import main
 from tests.mock_servers.spec_documents import spec_files
 
-FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def written(suffix: str, data: bytes, folder: str) -> Path:
@@ -37,7 +37,7 @@ def test_reading_any_spec_file_gives_a_spec_or_a_spec_error(file: tuple[str, byt
             assert isinstance(spec, FleetSpec)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(spec_files())
 def test_the_cli_exits_0_or_2_with_a_message_and_never_a_traceback(file: tuple[str, bytes]) -> None:
     out, err = io.StringIO(), io.StringIO()

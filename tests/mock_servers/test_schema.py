@@ -39,19 +39,19 @@ def test_every_preset_is_valid_under_the_schema(name: str) -> None:
     VALIDATOR.validate(spec_to_dict(preset(name)))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(fleet_specs(max_servers=4, max_tools=30, explicit_tools=True, faults=True))
 def test_generated_specs_serialise_to_documents_the_schema_accepts(spec: FleetSpec) -> None:
     VALIDATOR.validate(json.loads(json.dumps(spec_to_dict(spec))))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(fleet_specs(max_servers=3, max_tools=12, explicit_tools=True, faults=True, raw=True))
 def test_generated_raw_specs_serialise_to_documents_the_schema_accepts(spec: FleetSpec) -> None:
     VALIDATOR.validate(json.loads(json.dumps(spec_to_dict(spec))))
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(documents)
 def test_whatever_the_reader_accepts_the_schema_accepts(document: Any) -> None:
     try:
