@@ -11,6 +11,7 @@ from ._quality import run_quality
 from ._ranker_cost import run_ranker_cost
 from ._report import Table, machine
 from ._scale import run_scale
+from ._serve_scale import run_serve_scale
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -21,6 +22,7 @@ SECTIONS: dict[str, str] = {
     "quality": "Selection quality",
     "ranker-cost": "Ranker cost",
     "fleet": "Fleet throughput",
+    "serve-scale": "Fleet scale",
     "suite-cost": "Suite cost",
 }
 
@@ -34,6 +36,8 @@ def _run(name: str, args: argparse.Namespace) -> list[Table]:
         return run_ranker_cost(args.smoke)
     if name == "fleet":
         return run_fleet(args.smoke)
+    if name == "serve-scale":
+        return run_serve_scale(args.smoke)
     from ._suite import run_suite_cost
 
     return run_suite_cost()

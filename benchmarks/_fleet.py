@@ -5,19 +5,13 @@ process over Streamable HTTP, or from one process per server over stdio, and are
 same official `mcp.Client` code in this process. Every measure is taken for both sides in the
 same repeat, alternating which side goes first.
 
-This module is also the plain server: ``python -m benchmarks._fleet http CATALOG`` serves every
-server of a catalog file (server id → wire-form tools) from one uvicorn process, one `MCPServer`
-app mounted per path, and prints one JSON line with the URLs; ``python -m benchmarks._fleet stdio
-CATALOG SERVER_ID`` serves one server on stdin and stdout.
+The plain server is `benchmarks._plain` (``python -m benchmarks._plain http|stdio CATALOG …``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import inspect
 import json
-import keyword
 import os
 import signal
 import subprocess
@@ -25,16 +19,15 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from ._report import Sample, Table, fmt_seconds
 
 if TYPE_CHECKING:
     from mcp import Client
-    from mcp.server import MCPServer
 
     from mock_servers import FleetSpec
 
@@ -63,146 +56,6 @@ FULL = Plan(
 )
 CALLED_TOOLS = 10
 SMOKE = Plan(http_servers=3, stdio_servers=2, repeats=1, clients=2, max_calls=20, max_seconds=2.0, list_concurrency=3)
-
-
-# ---------------------------------------------------------------------------------------------
-# The plain server: one `MCPServer` per server id, tools registered through Python signatures
-
-_JSON_TYPES: dict[str, Any] = {
-    "string": str,
-    "integer": int,
-    "number": float,
-    "boolean": bool,
-    "object": dict[str, Any],
-}
-
-
-def _python_type(schema: Mapping[str, Any]) -> Any:
-    """The Python annotation `MCPServer` derives (roughly) the same JSON Schema from."""
-    if "enum" in schema:
-        return Literal[tuple(schema["enum"])]
-    kind = schema.get("type")
-    if kind == "array":
-        return list[_python_type(schema.get("items") or {})]  # type: ignore[misc]
-    return _JSON_TYPES.get(kind or "", Any)
-
-
-def _signature(input_schema: Mapping[str, Any]) -> inspect.Signature:
-    """A keyword-only signature with one parameter per schema property, optional ones defaulting to None."""
-    required = set(input_schema.get("required") or ())
-    parameters = []
-    for name, prop in (input_schema.get("properties") or {}).items():
-        usable = name.isidentifier() and not keyword.iskeyword(name) and not name.startswith("_")
-        field_args: dict[str, Any] = {"description": prop.get("description")}
-        if not usable:
-            field_args["alias"] = name
-        from pydantic import Field
-
-        annotation: Any = _python_type(prop)
-        default: Any = inspect.Parameter.empty
-        if name not in required:
-            annotation, default = annotation | None, None
-        parameters.append(
-            inspect.Parameter(
-                name if usable else f"p_{abs(hash(name))}",
-                inspect.Parameter.KEYWORD_ONLY,
-                default=default,
-                annotation=Annotated[annotation, Field(**field_args)],
-            )
-        )
-    return inspect.Signature(parameters, return_annotation=str)
-
-
-def _digest(arguments: Mapping[str, Any]) -> str:
-    canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
-
-
-def _tool_function(server_id: str, tool: Mapping[str, Any]) -> Callable[..., Awaitable[str]]:
-    name = tool["name"]
-
-    async def call(**arguments: Any) -> str:
-        given = {k: v for k, v in arguments.items() if v is not None}
-        return f"{server_id}.{name} ok {_digest(given)}"
-
-    call.__name__ = name.replace("-", "_").replace(".", "_")
-    call.__signature__ = _signature(tool.get("inputSchema") or {})  # type: ignore[attr-defined]
-    return call
-
-
-def plain_server(server_id: str, tools: list[dict[str, Any]]) -> MCPServer:
-    """A server written the ordinary way with the SDK's high-level API, exposing ``tools``."""
-    import mcp_types as types
-    from mcp.server import MCPServer
-
-    server: MCPServer = MCPServer(server_id, version="1.0.0", log_level="WARNING")
-    for tool in tools:
-        annotations = tool.get("annotations")
-        server.add_tool(
-            _tool_function(server_id, tool),
-            name=tool["name"],
-            title=tool.get("title"),
-            description=tool.get("description"),
-            annotations=types.ToolAnnotations.model_validate(annotations) if annotations else None,
-            structured_output=False,
-        )
-    return server
-
-
-def _exit_when_stdin_closes() -> None:
-    # So the server never outlives the benchmark, even if the benchmark is killed.
-    def wait() -> None:
-        with contextlib.suppress(OSError, ValueError):
-            while sys.stdin.buffer.read(65536):
-                pass
-        os._exit(0)
-
-    threading.Thread(target=wait, daemon=True).start()
-
-
-async def _serve_plain_http(catalog: dict[str, list[dict[str, Any]]]) -> None:
-    import anyio
-    import uvicorn
-    from starlette.applications import Starlette
-    from starlette.routing import Mount
-
-    apps = [(sid, plain_server(sid, tools).streamable_http_app()) for sid, tools in catalog.items()]
-
-    @contextlib.asynccontextmanager
-    async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        # A mounted app's lifespan (its session manager) does not run by itself.
-        async with contextlib.AsyncExitStack() as stack:
-            for _sid, app in apps:
-                await stack.enter_async_context(app.router.lifespan_context(app))
-            yield
-
-    root = Starlette(routes=[Mount(f"/{sid}", app=app) for sid, app in apps], lifespan=lifespan)
-    server = uvicorn.Server(uvicorn.Config(root, host="127.0.0.1", port=0, log_level="warning", ws="none"))
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve)
-        while not server.started:
-            if server.should_exit:
-                raise SystemExit("the plain server could not start")
-            await anyio.sleep(0.005)
-        port = server.servers[0].sockets[0].getsockname()[1]
-        urls = {sid: f"http://127.0.0.1:{port}/{sid}/mcp" for sid in catalog}
-        sys.stdout.write(json.dumps({"servers": urls}) + "\n")
-        sys.stdout.flush()
-
-
-def _plain_main(argv: list[str]) -> None:
-    mode, catalog_path, *rest = argv
-    catalog: dict[str, list[dict[str, Any]]] = json.loads(Path(catalog_path).read_text(encoding="utf-8"))
-    if mode == "http":
-        import anyio
-
-        _exit_when_stdin_closes()
-        anyio.run(_serve_plain_http, catalog)
-        return
-    import anyio
-
-    anyio.run(plain_server(rest[0], catalog[rest[0]]).run_stdio_async)
-    os._exit(0)  # the fleet's stdio servers skip interpreter teardown too
 
 
 # ---------------------------------------------------------------------------------------------
@@ -342,39 +195,12 @@ async def _call_rate(
 @contextlib.contextmanager
 def _process(argv: list[str]) -> Iterator[subprocess.Popen[bytes]]:
     """A server process in its own process group, ended with its group whatever happens."""
+    from mock_servers import ProcessGroup
+
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
-    process = subprocess.Popen(
-        argv,
-        cwd=ROOT,
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        yield process
-    finally:
-        _end_group(process)
-
-
-def _end_group(process: subprocess.Popen[bytes]) -> None:
-    for stream in (process.stdin, process.stdout):
-        if stream is not None:
-            with contextlib.suppress(OSError):
-                stream.close()
-    for sig, wait in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 3.0)):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, sig)
-        try:
-            process.wait(wait)
-            # The leader is gone; make sure nothing else of its group is.
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGKILL)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+    with ProcessGroup.start(argv, cwd=ROOT, env=env, stderr=subprocess.DEVNULL) as group:
+        yield group.popen
 
 
 def _server_argv(side: str, spec: FleetSpec, catalog_path: Path, mode: str, server_id: str = "") -> list[str]:
@@ -388,8 +214,8 @@ def _server_argv(side: str, spec: FleetSpec, catalog_path: Path, mode: str, serv
             {"seed": spec.seed, "servers": [spec_to_dict(spec)["servers"][_index(spec, server_id)]]},
             separators=(",", ":"),
         )
-        return [sys.executable, "-m", "mock_servers", "stdio", sub, "--server", server_id]
-    return [sys.executable, "-m", "benchmarks._fleet", mode, str(catalog_path), *([server_id] if server_id else [])]
+        return [sys.executable, "-m", "mock_servers", "stdio", sub, "--server-id", server_id]
+    return [sys.executable, "-m", "benchmarks._plain", mode, str(catalog_path), *([server_id] if server_id else [])]
 
 
 def _index(spec: FleetSpec, server_id: str) -> int:
@@ -614,7 +440,7 @@ def _table(results: _Results, plan: Plan, http_spec: FleetSpec, stdio_spec: Flee
         "HTTP start is from spawning the process until its first `tools/list` answers: for the fleet "
         "`mcp-fleet serve` generating the catalog, for the plain side one uvicorn process with one `MCPServer` "
         "app mounted per path, reading the same catalog from a file. stdio start runs all processes at once "
-        "(`python -m mock_servers stdio` against `python -m benchmarks._fleet stdio`), each ending with "
+        "(`python -m mock_servers stdio` against `python -m benchmarks._plain stdio`), each ending with "
         "`os._exit` on close.",
         "Differences that remain: the plain server's input schemas come from Python signatures built from the "
         "fleet's schemas (same property names, types, enums, descriptions and required sets; optional properties "
@@ -636,7 +462,3 @@ def _table(results: _Results, plan: Plan, http_spec: FleetSpec, stdio_spec: Flee
 def _show_rate(sample: Sample) -> str:
     median = sample.median
     return f"{median:,.0f} /s ±{100 * sample.spread:.0f}%"
-
-
-if __name__ == "__main__":
-    _plain_main(sys.argv[1:])

@@ -3,7 +3,9 @@
 Describe a fleet (`FleetSpec`, or a JSON/TOML file, or a preset), then serve it in
 memory (`memory_server`), over stdio (`stdio_params`, ``mcp-fleet stdio``) or over
 Streamable HTTP (`serve_http`, `FleetHost`, ``mcp-fleet serve``), and read what
-happened to each server from its ledger (`read_ledger`).
+happened to each server from its ledger (`read_ledger`). Every spec stays within `LIMITS`.
+`ProcessGroup` starts a child process in a group of its own and ends it with everything
+it started.
 """
 
 from __future__ import annotations
@@ -12,11 +14,15 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mock_servers._errors import CaptureError, FleetArgumentError, FleetError, HostError, SpecError
+    from mock_servers._app import FleetUrls
+    from mock_servers._errors import CaptureError, FleetArgumentError, FleetError, HostError, SpecError, SpecProblem
     from mock_servers._fixture import FleetFactory, ServedFleet
     from mock_servers._generate import MCP_TOOL_NAME, PROVIDER_TOOL_NAME, example_arguments, generate_tools
-    from mock_servers._http import FleetHost, FleetUrls, serve_http
+    from mock_servers._host import FleetHost
+    from mock_servers._http import serve_http
     from mock_servers._ledger import OBSERVABILITY, Ledger, LedgerView, read_ledger, wait_for_exits
+    from mock_servers._limits import LIMITS, Limits
+    from mock_servers._processes import ProcessGroup
     from mock_servers._server import build_server, call_result, memory_server
     from mock_servers._spec import (
         AnnotationMix,
@@ -29,6 +35,7 @@ if TYPE_CHECKING:
         preset,
         preset_names,
         spec_from_dict,
+        spec_from_text,
         spec_to_dict,
     )
     from mock_servers._stdio import stdio_params
@@ -45,7 +52,10 @@ __all__ = [
     "preset",
     "preset_names",
     "spec_from_dict",
+    "spec_from_text",
     "spec_to_dict",
+    "LIMITS",
+    "Limits",
     # Generation
     "MCP_TOOL_NAME",
     "PROVIDER_TOOL_NAME",
@@ -62,6 +72,8 @@ __all__ = [
     # Fleets for pytest tests (the mcp_fleet fixture)
     "FleetFactory",
     "ServedFleet",
+    # Processes
+    "ProcessGroup",
     # The ledger
     "OBSERVABILITY",
     "Ledger",
@@ -74,13 +86,27 @@ __all__ = [
     "FleetError",
     "HostError",
     "SpecError",
+    "SpecProblem",
 ]
 
 # Every name loads on first use, so that importing the package (the pytest plugin does, in
 # every test run of a project that installs it) costs nothing until a fleet is wanted. A
 # name comes from the first of these modules that has it, cheapest first: asking for a spec
 # never loads the SDK, and only the HTTP side loads uvicorn.
-_MODULES = ("_errors", "_spec", "_generate", "_ledger", "_fixture", "_server", "_stdio", "_http")
+_MODULES = (
+    "_errors",
+    "_limits",
+    "_spec",
+    "_generate",
+    "_ledger",
+    "_processes",
+    "_fixture",
+    "_server",
+    "_stdio",
+    "_app",
+    "_http",
+    "_host",
+)
 
 
 def __getattr__(name: str) -> Any:

@@ -1,6 +1,8 @@
 """``mcp-fleet``: show, serve and inspect mock MCP fleets.
 
-Exit status: 0 on success, 2 for an invalid spec or command line, 1 for other failures.
+Exit status: 0 on success (``serve`` stopped by SIGINT or SIGTERM included), 2 for an
+invalid spec, command line or port, 1 for other failures, 130 when interrupted before
+serving began, and 141 when the reader of the output went away (``… | head``).
 """
 
 from __future__ import annotations
@@ -11,14 +13,15 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from importlib import resources
 from typing import Any
 
 import anyio
 
-from mock_servers._errors import FleetError, SpecError
+from mock_servers._errors import FleetArgumentError, FleetError, SpecError
 from mock_servers._generate import generate_tools
-from mock_servers._ledger import Ledger, read_ledger
-from mock_servers._spec import FleetSpec, preset_names, resolve_spec
+from mock_servers._ledger import read_ledger
+from mock_servers._spec import FleetSpec, preset_names, resolve_spec, spec_from_text
 
 __all__ = ["main"]
 
@@ -40,35 +43,85 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("spec", nargs="?", metavar="SPEC|PRESET", help=spec_help)
     serve.add_argument("--preset", help="a preset name (instead of SPEC)")
     serve.add_argument("--ledger", metavar="PATH", help="append events to this JSON-lines file")
-    serve.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free port)")
+    serve.add_argument(
+        "--port", type=int, default=0, help="port on 127.0.0.1, for stable URLs (default: any free port)"
+    )
+    serve.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        metavar="N",
+        help="spread the servers over N processes (with --port P, process i listens on P+i)",
+    )
+    _session_idle_option(serve)
 
     stdio = sub.add_parser("stdio", help="serve one server of a fleet on stdin/stdout")
     stdio.add_argument("spec", metavar="SPEC|PRESET", help=spec_help)
-    stdio.add_argument("--server", required=True, metavar="ID", help="the server id")
+    server = stdio.add_mutually_exclusive_group(required=True)
+    server.add_argument("--server-id", dest="server", metavar="ID", help="the server id")
+    server.add_argument("--server", dest="server", metavar="ID", help="the same (mcp-inspector takes --server)")
     stdio.add_argument("--ledger", metavar="PATH", help="append events to this JSON-lines file")
 
     ledger = sub.add_parser("ledger", help="summarise a ledger file")
     ledger.add_argument("file", metavar="FILE")
     ledger.add_argument("--events", action="store_true", help="also print every event")
 
-    sub.add_parser("host", help="a long-lived fleet host driven over HTTP (used by FleetHost)")
+    sub.add_parser("schema", help="print the JSON Schema of fleet spec files")
+
+    from mock_servers._clients import CLIENTS, DEFAULT_PORT
+
+    config = sub.add_parser("config", help="print a client's configuration for a fleet (VS Code, Claude, …)")
+    config.add_argument("spec", metavar="SPEC|PRESET", help=spec_help)
+    config.add_argument("--for", dest="client", required=True, choices=CLIENTS, help="the client")
+    config.add_argument("--transport", choices=("http", "stdio"), help="default: http, stdio for claude")
+    config.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"the port of `serve --port` (default {DEFAULT_PORT})"
+    )
+    config.add_argument("--processes", type=int, default=1, metavar="N", help="as given to `serve --processes`")
+    config.add_argument("--ledger", metavar="PATH", help="stdio: where the servers record")
+
+    host = sub.add_parser("host", help="a long-lived fleet host driven over HTTP (used by FleetHost)")
+    host.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free port)")
+    _session_idle_option(host)
     from mock_servers._capture import add_parser as add_capture_parser
 
     add_capture_parser(sub)
     return parser
 
 
+def _session_idle_option(parser: argparse.ArgumentParser) -> None:
+    from mock_servers._app import SESSION_IDLE_SECONDS
+
+    parser.add_argument(
+        "--session-idle",
+        type=float,
+        default=SESSION_IDLE_SECONDS,
+        metavar="SECONDS",
+        help=f"close legacy-era HTTP sessions idle this long (default {SESSION_IDLE_SECONDS:g})",
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        code = _main(argv)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        # The reader went away (`mcp-fleet show … | head`): stop quietly, as cat and grep do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
+    except SystemExit as exc:  # argparse: usage errors (2) and --help (0)
+        return exc.code if isinstance(exc.code, int) else 2
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
+    command = f"mcp-fleet {args.command}"
     try:
         if args.command == "show":
             return _show(_load(args.spec), tools=args.tools, as_json=args.json)
         if args.command == "serve":
-            source = args.preset or args.spec
-            if not source:
-                print("mcp-fleet serve: give a SPEC or --preset NAME", file=sys.stderr)
-                return 2
-            return _serve(_load(source), args.ledger, args.port)
+            return _serve(args)
         if args.command == "stdio":
             return _stdio(_load(args.spec), args.server, args.ledger)
         if args.command == "ledger":
@@ -77,15 +130,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             from mock_servers._capture import capture_command
 
             return capture_command(args)
+        if args.command == "schema":
+            print(resources.files("mock_servers").joinpath("fleet-spec.schema.json").read_text(encoding="utf-8"))
+            return 0
+        if args.command == "config":
+            return _config(args)
         from mock_servers._http import host_main
 
-        anyio.run(host_main)
+        _check_idle(args.session_idle)
+        anyio.run(host_main, args.port, args.session_idle)
         return 0
     except SpecError as exc:
-        print(f"mcp-fleet: invalid spec: {exc}", file=sys.stderr)
+        for line in str(exc).splitlines():
+            print(f"mcp-fleet: invalid spec: {line}", file=sys.stderr)
+        return 2
+    except FleetArgumentError as exc:
+        print(f"{command}: {exc}", file=sys.stderr)
         return 2
     except FleetError as exc:
-        print(f"mcp-fleet: {exc}", file=sys.stderr)
+        print(f"{command}: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
@@ -93,14 +156,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _load(source: str) -> FleetSpec:
     if source.lstrip().startswith("{"):
-        from mock_servers._spec import spec_from_dict
-
-        try:
-            data = json.loads(source)
-        except json.JSONDecodeError as exc:
-            raise SpecError("<inline>", f"column {exc.colno}", "valid JSON", exc.msg) from None
-        return spec_from_dict(data, source="<inline>")
+        return spec_from_text(source, source="<inline>")
     return resolve_spec(source)
+
+
+def _check_idle(seconds: float) -> None:
+    if not 0 < seconds < float("inf"):
+        raise FleetArgumentError(f"--session-idle must be a positive number of seconds, got {seconds!r}")
 
 
 def _show(spec: FleetSpec, *, tools: bool, as_json: bool) -> int:
@@ -150,30 +212,25 @@ def _table(rows: Sequence[Sequence[str]]) -> None:
             print("  ".join("-" * w for w in widths))
 
 
-def _serve(spec: FleetSpec, ledger_path: str | None, port: int) -> int:
-    anyio.run(_serve_async, spec, ledger_path, port)
+def _serve(args: argparse.Namespace) -> int:
+    from mock_servers._serve import serve, stop_on_signals
+
+    source = args.preset or args.spec
+    if not source:
+        print("mcp-fleet serve: give a SPEC or --preset NAME", file=sys.stderr)
+        return 2
+    _check_idle(args.session_idle)
+    with stop_on_signals():  # a signal while the spec is read still ends the process cleanly
+        spec = _load(source)
+    serve(
+        spec,
+        ledger_path=args.ledger,
+        port=args.port,
+        processes=args.processes,
+        session_idle_seconds=args.session_idle,
+        out=sys.stdout,
+    )
     return 0
-
-
-async def _serve_async(spec: FleetSpec, ledger_path: str | None, port: int) -> None:
-    from mock_servers._http import run_host
-
-    ledger = Ledger(ledger_path, transport="http")
-    ledger.record("process_started", None, argv=["serve"])
-    reason = "stopped"
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async with run_host(port) as app:
-            urls = await app.add_fleet(spec, ledger, name="fleet")
-            print(json.dumps({"fleet": urls.fleet, "pid": os.getpid(), "servers": dict(urls)}), flush=True)
-            print(f"Serving {len(urls)} MCP servers over Streamable HTTP (Ctrl-C to stop):")
-            width = max(len(s) for s in urls)
-            for server_id, url in urls.items():
-                print(f"  {server_id.ljust(width)}  {url}")
-            sys.stdout.flush()
-            async for signum in signals:
-                reason = signal.Signals(signum).name
-                break
-    ledger.record("process_exit", None, code=0, reason=reason)
 
 
 def _stdio(spec: FleetSpec, server_id: str, ledger_path: str | None) -> int:
@@ -188,17 +245,49 @@ def _stdio(spec: FleetSpec, server_id: str, ledger_path: str | None) -> int:
     run_stdio(server, ledger_path)
 
 
+def _config(args: argparse.Namespace) -> int:
+    from mock_servers._clients import client_config
+
+    spec = _load(args.spec)
+    source = None if args.spec.lstrip().startswith("{") else args.spec
+    config = client_config(
+        args.client,
+        spec,
+        source=source,
+        transport=args.transport,
+        port=args.port,
+        processes=args.processes,
+        ledger_path=args.ledger,
+    )
+    print(json.dumps(config, indent=2, ensure_ascii=False))
+    if args.transport != "stdio" and args.client != "claude":
+        processes = f" --processes {args.processes}" if args.processes > 1 else ""
+        print(f"# start the servers with: mcp-fleet serve {args.spec} --port {args.port}{processes}", file=sys.stderr)
+    return 0
+
+
 def _ledger(path: str, *, events: bool) -> int:
-    if not os.path.exists(path):
+    if not os.path.isfile(path):
         print(f"mcp-fleet ledger: no such file: {path}", file=sys.stderr)
         return 2
-    view = read_ledger(path)
+    try:
+        view = read_ledger(path)
+    except OSError as exc:
+        print(f"mcp-fleet ledger: cannot read {path}: {exc.strerror}", file=sys.stderr)
+        return 2
+    for problem in view.problems:
+        print(f"mcp-fleet ledger: {path}: skipped {problem}", file=sys.stderr)
+    if view.skipped > len(view.problems):
+        print(f"mcp-fleet ledger: {path}: skipped {view.skipped - len(view.problems)} more lines", file=sys.stderr)
+    if view.skipped and not len(view):
+        print(f"mcp-fleet ledger: {path} is not a ledger: no line of it is a ledger event", file=sys.stderr)
+        return 2
     summary = view.summary()
     kinds = sorted({k for counts in summary.values() for k in counts})
     rows = [["server", *kinds]] + [[server, *(str(c.get(k, 0)) for k in kinds)] for server, c in summary.items()]
     if len(rows) > 1:
         _table(rows)
-    print(f"\n{len(view)} events")
+    print(f"\n{len(view)} events" + (f" ({view.skipped} lines skipped)" if view.skipped else ""))
     still_open = view.sessions_open()
     print(f"sessions still open: {len(still_open)}")
     alive = view.processes_alive()
@@ -209,7 +298,7 @@ def _ledger(path: str, *, events: bool) -> int:
     if faults:
         fired: dict[str, int] = {}
         for e in faults:
-            key = f"{e['server']}:{e['fault']}"
+            key = f"{e['server']}:{e.get('fault')}"
             fired[key] = fired.get(key, 0) + 1
         print("faults fired: " + ", ".join(f"{k} ×{n}" for k, n in fired.items()))
     if events:

@@ -11,30 +11,60 @@ One small tree, rooted at `FleetError`::
 
 from __future__ import annotations
 
-__all__ = ["CaptureError", "FleetArgumentError", "FleetError", "HostError", "SpecError"]
+from collections.abc import Sequence
+from typing import NamedTuple
+
+__all__ = ["CaptureError", "FleetArgumentError", "FleetError", "HostError", "SpecError", "SpecProblem"]
 
 
 class FleetError(Exception):
     """Root of every error raised by `mock_servers`."""
 
 
+class SpecProblem(NamedTuple):
+    """One thing wrong with a spec: where it came from, the field path, what was expected, what was given."""
+
+    source: str
+    field: str
+    expected: str
+    got: str
+
+    def __str__(self) -> str:
+        where = f"{self.source}: {self.field}" if self.field else self.source
+        return f"{where}: expected {self.expected}, got {self.got}"
+
+
 class SpecError(FleetError, ValueError):
     """A fleet specification is invalid.
 
+    The message has one line per problem (``file: field: expected …, got …``).
+
     Attributes:
         source: where the spec came from (a file path, a preset name or ``"<dict>"``).
-        field: the path of the offending field, e.g. ``servers[2].tool_count``.
+        field: the path of the (first) offending field, e.g. ``servers[2].tool_count``.
         expected: what the field should have been.
         got: a short repr of what was given.
+        problems: every problem found, in document order (the first `SpecProblem` is the one above).
+        total: how many problems there were; ``problems`` keeps the first 100.
     """
 
-    def __init__(self, source: str, field: str, expected: str, got: str) -> None:
-        self.source = source
-        self.field = field
-        self.expected = expected
-        self.got = got
-        where = f"{source}: {field}" if field else source
-        super().__init__(f"{where}: expected {expected}, got {got}")
+    def __init__(
+        self, source: str, field: str, expected: str, got: str, *, more: Sequence[SpecProblem] = (), total: int = 0
+    ) -> None:
+        first = SpecProblem(source, field, expected, got)
+        self.source, self.field, self.expected, self.got = first
+        self.problems: tuple[SpecProblem, ...] = (first, *more)
+        self.total = max(total, len(self.problems))
+        lines = [str(p) for p in self.problems]
+        if self.total > len(lines):
+            lines.append(f"{source}: … and {self.total - len(lines)} more problems")
+        super().__init__("\n".join(lines))
+
+    @classmethod
+    def of(cls, problems: Sequence[SpecProblem], total: int = 0) -> SpecError:
+        """One error for several problems (at least one)."""
+        first, *more = problems
+        return cls(*first, more=more, total=total)
 
 
 class FleetArgumentError(FleetError, ValueError):

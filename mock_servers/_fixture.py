@@ -22,7 +22,8 @@ from typing import Any, Literal
 
 from mock_servers._errors import FleetArgumentError
 from mock_servers._generate import generate_tools
-from mock_servers._ledger import LedgerView, _pid_alive, _wait_for_pid, read_ledger, wait_for_exits
+from mock_servers._ledger import LedgerView, read_ledger, wait_for_exits
+from mock_servers._processes import pid_alive, wait_for_pids
 from mock_servers._spec import FleetSpec, preset_names, resolve_spec, spec_to_dict
 
 __all__ = ["FleetFactory", "ServedFleet"]
@@ -187,6 +188,6 @@ def _stop(view: LedgerView) -> None:
                 os.kill(pid, sig)
             except ProcessLookupError:
                 break
-            _wait_for_pid(pid, 2.0)
-            if not _pid_alive(pid):
+            wait_for_pids([pid], 2.0)
+            if not pid_alive(pid):
                 break

@@ -384,10 +384,9 @@ def _apply_faults(rng: random.Random, catalog: Catalog, faults: Faults) -> None:
 
 def _huge(description: str, chars: int) -> str:
     filler = " This tool accepts every documented parameter and returns the full record."
-    text = description
-    while len(text) < chars:
-        text += filler
-    return text[:chars]
+    # One multiplication, not repeated appends: linear in ``chars``.
+    repeats = max(0, -(-(chars - len(description)) // len(filler)))
+    return (description + filler * repeats)[:chars]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -31,7 +31,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import select
 import sys
 import threading
 import time
@@ -40,7 +39,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["OBSERVABILITY", "Ledger", "LedgerView", "read_ledger"]
+from mock_servers._processes import pid_alive, wait_for_pids
+
+__all__ = ["MAX_PROBLEMS", "OBSERVABILITY", "Ledger", "LedgerView", "read_ledger", "wait_for_exits"]
 
 OBSERVABILITY = """\
 What a server can observe about its clients, per transport and protocol era:
@@ -52,10 +53,16 @@ What a server can observe about its clients, per transport and protocol era:
   session_closed, from the server lifespan).
 - Streamable HTTP, legacy era (initialize handshake): session_opened at initialize and
   session_closed when the client sends DELETE on exit (the mcp Python client does; the
-  TypeScript SDK 1.x client does not), when the fleet is removed, or after 30 idle minutes.
+  TypeScript SDK 1.x client does not), when the fleet is removed, or after 5 minutes
+  without a request (``mcp-fleet serve --session-idle SECONDS`` changes it).
 - Streamable HTTP, 2026-07-28 era: every request stands alone. A client that goes away
   leaves no trace, so there is no session_opened or session_closed; only the requests
-  themselves (discovered, tools_listed, tool_called) are recorded.
+  themselves (discovered, tools_listed, tool_called) are recorded; a call the client
+  gives up on while the server is still working (a ``slow`` fault) is recorded as
+  tool_called with ``cancelled: true``.
+
+A session whose server process ended without recording it (kill -9) counts as closed:
+``sessions_open()`` only lists sessions of processes that still run.
 
 A tools_listed event means the server's listing handler ran. Clients and the SDK also
 list for their own purposes (an mcp 2.x client lists page 1 to find a tool's output
@@ -147,9 +154,15 @@ class Ledger:
 
 @dataclass(frozen=True, slots=True)
 class LedgerView:
-    """The events of a ledger file, with the queries tests ask most."""
+    """The events of a ledger file, with the queries tests ask most.
+
+    ``problems`` describes the lines that were skipped because they are not ledger events
+    (at most `MAX_PROBLEMS` of them; ``skipped`` counts them all).
+    """
 
     events: tuple[dict[str, Any], ...]
+    problems: tuple[str, ...] = ()
+    skipped: int = 0
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return iter(self.events)
@@ -167,14 +180,18 @@ class LedgerView:
 
     def listed_pages(self, server: str) -> list[int]:
         """The page indexes of every ``tools/list`` the server answered, in order."""
-        return [int(e["page"]) for e in self.of("tools_listed", server)]
+        return [e["page"] for e in self.of("tools_listed", server) if isinstance(e.get("page"), int)]
 
     def faults(self, server: str | None = None, kind: str | None = None) -> list[dict[str, Any]]:
         """``fault`` events, optionally for one server and one fault kind."""
         return [e for e in self.of("fault", server) if kind is None or e.get("fault") == kind]
 
     def sessions_open(self, server: str | None = None) -> list[dict[str, Any]]:
-        """Sessions opened and not closed (matched per server and process, oldest first)."""
+        """Sessions opened and not closed (matched per server and process, oldest first).
+
+        A session whose server process has ended (it recorded ``process_exit``, or it no
+        longer runs, say after ``kill -9``) is not open: nothing can hold it any more.
+        """
         open_: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
         for e in self.events:
             if server is not None and e["server"] != server:
@@ -187,7 +204,8 @@ class LedgerView:
             elif e["event"] == "process_exit":
                 for k in [k for k in open_ if k[1] == e["pid"] and k[0] == e["server"]]:
                     open_[k].clear()
-        return [e for entries in open_.values() for e in entries]
+        alive: dict[int, bool] = {}
+        return [e for entries in open_.values() for e in entries if alive.setdefault(e["pid"], pid_alive(e["pid"]))]
 
     def every_session_closed(self, server: str | None = None) -> bool:
         """Whether every session opened (as far as the transports show) was closed."""
@@ -196,7 +214,7 @@ class LedgerView:
     def processes_alive(self) -> list[dict[str, Any]]:
         """``process_started`` events with no ``process_exit`` whose process still runs."""
         exited = {(e["pid"], e["server"]) for e in self.of("process_exit")}
-        return [e for e in self.of("process_started") if (e["pid"], e["server"]) not in exited and _pid_alive(e["pid"])]
+        return [e for e in self.of("process_started") if (e["pid"], e["server"]) not in exited and pid_alive(e["pid"])]
 
     def summary(self) -> dict[str, dict[str, int]]:
         """Counts of each event kind, per server (``-`` for events of no server)."""
@@ -207,56 +225,70 @@ class LedgerView:
         return out
 
 
-def _wait_for_pid(pid: int, timeout: float) -> None:
-    """Block until a process that is not our child exits, or the timeout passes."""
-    try:
-        fd = os.pidfd_open(pid)
-    except (AttributeError, OSError):  # not Linux, or already gone
-        return
-    try:
-        # A pidfd becomes readable when its process terminates: no polling needed.
-        select.select([fd], [], [], max(0.0, timeout))
-    finally:
-        os.close(fd)
-
-
 def wait_for_exits(path: str | os.PathLike[str], timeout: float) -> LedgerView:
     """Wait until every process the ledger saw start has exited, at most ``timeout`` seconds.
 
     Returns the ledger as it reads afterwards; ``processes_alive()`` on it lists the
     processes still running when time ran out.
     """
-    deadline = time.monotonic() + timeout
     view = read_ledger(path)
-    for event in view.processes_alive():
-        _wait_for_pid(int(event["pid"]), deadline - time.monotonic())
+    wait_for_pids([int(e["pid"]) for e in view.processes_alive()], timeout)
     return read_ledger(path)
 
 
+#: How many skipped lines a `LedgerView` describes (it counts them all).
+MAX_PROBLEMS = 20
+
+
 def read_ledger(path: str | os.PathLike[str]) -> LedgerView:
-    """Read a ledger file; a missing file is an empty ledger, a torn last line is skipped."""
+    """Read a ledger file; a missing file is an empty ledger.
+
+    Lines that are not ledger events (not UTF-8, not a JSON object, no ``event`` string,
+    ``pid`` integer or ``server`` string-or-null, or a last line torn mid-write) are
+    skipped and described in the view's ``problems``: reading never fails on content.
+
+    Raises:
+        OSError: the file exists but cannot be read.
+    """
     p = Path(path)
     if not p.exists():
         return LedgerView(())
-    events = []
-    for line in p.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            with contextlib.suppress(json.JSONDecodeError):
-                events.append(json.loads(line))
-    return LedgerView(tuple(events))
+    data = p.read_bytes()
+    events: list[dict[str, Any]] = []
+    problems: list[str] = []
+    skipped = 0
+    lines = data.split(b"\n")
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        problem = _event_problem(raw)
+        if isinstance(problem, dict):
+            events.append(problem)
+            continue
+        skipped += 1
+        if number == len(lines):
+            problem = f"{problem}; it is the last line and has no newline, so its writer was probably cut off"
+        if len(problems) < MAX_PROBLEMS:
+            problems.append(f"line {number}: {problem}")
+    return LedgerView(tuple(events), tuple(problems), skipped)
 
 
-def _pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
+def _event_problem(raw: bytes) -> dict[str, Any] | str:
+    """The event on this line, or what is wrong with it."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # pragma: no cover
-        return True
-    # A zombie child still answers kill(0); it has exited for our purposes.
-    with contextlib.suppress(OSError):
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return stat.rsplit(")", 1)[1].split()[0] != "Z"
-    return True
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"not UTF-8 (byte {raw[exc.start]:#04x} at column {exc.start + 1})"
+    try:
+        entry = json.loads(text)
+    except (ValueError, RecursionError):
+        return "not JSON"
+    if not isinstance(entry, dict):
+        return f"a JSON {type(entry).__name__}, not an event object"
+    if not isinstance(entry.get("event"), str):
+        return 'no "event" string'
+    if isinstance(entry.get("pid"), bool) or not isinstance(entry.get("pid"), int):
+        return 'no "pid" integer'
+    if not isinstance(entry.get("server", ""), str | None) or "server" not in entry:
+        return 'no "server" (a string or null)'
+    return entry

@@ -22,7 +22,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERS
 
 from mock_servers._server import DropConnection, ServerCore
 
-__all__ = ["RawProtocol", "raw_http_app", "serve_raw_stdio"]
+__all__ = ["RawHttpServer", "RawProtocol", "serve_raw_stdio"]
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -143,19 +143,46 @@ async def _write_error(lock: anyio.Lock) -> None:
 # Streamable HTTP (JSON responses only; no server-to-client stream)
 
 
-def raw_http_app(core: ServerCore) -> Callable[[Scope, Receive, Send], Awaitable[None]]:
-    """An ASGI app serving one raw server at whatever path it is mounted on."""
-    protocol = RawProtocol(core)
-    sessions: list[str] = []
+class RawHttpServer:
+    """An ASGI app serving one raw server at whatever path it is mounted on.
 
-    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+    Legacy-era sessions end when the client sends DELETE, after ``idle_seconds`` without a
+    request (`expire_idle_sessions`), or when the server stops (`close_sessions`); each
+    end is recorded as ``session_closed``.
+    """
+
+    def __init__(self, core: ServerCore, idle_seconds: float) -> None:
+        self.core = core
+        self.protocol = RawProtocol(core)
+        self.idle_seconds = idle_seconds
+        self.sessions: dict[str, float] = {}  # session id → time of its last request
+
+    def _close(self, session_id: str) -> None:
+        if self.sessions.pop(session_id, None) is not None:
+            self.core.record("session_closed", sessionId=session_id)
+
+    def close_sessions(self) -> None:
+        for session_id in list(self.sessions):
+            self._close(session_id)
+
+    async def expire_idle_sessions(self) -> None:
+        while True:
+            now = anyio.current_time()
+            for session_id, last in list(self.sessions.items()):
+                if now - last >= self.idle_seconds:
+                    self._close(session_id)
+            oldest = min(self.sessions.values(), default=now)
+            await anyio.sleep(max(0.01, oldest + self.idle_seconds - now))
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         method = scope["method"]
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         session_id = headers.get("mcp-session-id")
+        if session_id in self.sessions:
+            self.sessions[session_id] = anyio.current_time()
         if method == "DELETE":
-            if session_id in sessions:
-                sessions.remove(session_id)
-                core.record("session_closed", sessionId=session_id)
+            if session_id is not None:
+                self._close(session_id)
             await _respond(send, 200, b"")
             return
         if method != "POST":
@@ -170,10 +197,10 @@ def raw_http_app(core: ServerCore) -> Callable[[Scope, Receive, Send], Awaitable
         extra: list[tuple[bytes, bytes]] = []
         if isinstance(message, dict) and message.get("method") == "initialize":
             session_id = uuid.uuid4().hex
-            sessions.append(session_id)
+            self.sessions[session_id] = anyio.current_time()
             extra.append((b"mcp-session-id", session_id.encode()))
         try:
-            response = await protocol.handle(message, session_id=session_id)
+            response = await self.protocol.handle(message, session_id=session_id)
         except DropConnection:
             await abort(send)
             return
@@ -181,8 +208,6 @@ def raw_http_app(core: ServerCore) -> Callable[[Scope, Receive, Send], Awaitable
             await _respond(send, 202, b"")
         else:
             await _respond_json(send, 200, response, extra)
-
-    return app
 
 
 async def read_body(receive: Receive) -> bytes:

@@ -200,8 +200,15 @@ class ServerCore:
             MCPError: INVALID_PARAMS for a tool this server does not have.
             DropConnection: the call is to be dropped (HTTP transport).
         """
-        await self.delay()
         args = dict(arguments or {})
+        try:
+            await self.delay()
+        except anyio.get_cancelled_exc_class():
+            # The client gave up (or went away) while the call was delayed: it did reach the server.
+            self.record(
+                "tool_called", name=name, arguments=args, isError=True, cancelled=True, protocolVersion=protocol_version
+            )
+            raise
         tool = self._by_name.get(name)
         faults = self.spec.faults
         if tool is None:

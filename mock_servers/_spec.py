@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import re
-import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from mock_servers._errors import SpecError
+from mock_servers._documents import parse_document
+from mock_servers._errors import FleetArgumentError, SpecError
+from mock_servers._fields import FieldReader
+from mock_servers._limits import LIMITS
 from mock_servers._vocabulary import DOMAINS
 
 __all__ = [
@@ -35,11 +36,14 @@ __all__ = [
     "preset",
     "preset_names",
     "spec_from_dict",
+    "spec_from_text",
     "spec_to_dict",
 ]
 
 #: Server ids are used as URL path segments and in ledger entries.
 SERVER_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+#: Ids a URL cannot carry as a path segment: clients resolve them away.
+_DOT_SEGMENTS = (".", "..")
 
 #: Kinds of deliberately bad tool names a server can be asked to serve.
 BAD_NAME_KINDS = ("double_underscore", "dot", "space", "slash", "non_ascii", "too_long", "empty")
@@ -115,6 +119,11 @@ class Faults:
         defaults = Faults()
         return tuple(name for name in _FAULT_FIELDS if getattr(self, name) != getattr(defaults, name))
 
+    def __post_init__(self) -> None:
+        _check_limit("huge_description_chars", self.huge_description_chars, LIMITS.description_chars)
+        for name in _FAULT_COUNTS:
+            _check_limit(name, getattr(self, name), LIMITS.fault_count)
+
     def calls_fail(self, tool: str) -> bool:
         return "*" in self.tool_call_error or tool in self.tool_call_error
 
@@ -123,6 +132,20 @@ class Faults:
 
 
 _FAULT_FIELDS = tuple(Faults.__dataclass_fields__)
+_FAULT_COUNTS = (
+    "duplicate_names",
+    "huge_descriptions",
+    "schema_not_object",
+    "missing_name",
+    "read_only_hint_string",
+    "read_only_hint_number",
+)
+
+
+def _check_limit(name: str, value: int, limit: int) -> None:
+    # Limits hold for every spec, however built, so no spec can make a server hold too much.
+    if value > limit:
+        raise FleetArgumentError(f"{name} is {value:,}, over the limit of {limit:,}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +163,9 @@ class ToolSpec:
     # Recorded results replayed for calls with equal arguments: {"arguments", "result"} each.
     samples: tuple[Mapping[str, Any], ...] = ()
 
+    def __post_init__(self) -> None:
+        _check_limit("a description's length", len(self.description), LIMITS.description_chars)
+
 
 @dataclass(frozen=True, slots=True)
 class ServerSpec:
@@ -156,6 +182,20 @@ class ServerSpec:
     tools: tuple[ToolSpec, ...] = ()
     raw: bool = False
 
+    def __post_init__(self) -> None:
+        _check_limit("tool_count", self.tool_count, LIMITS.tools_per_server)
+
+    @property
+    def tools_total(self) -> int:
+        """How many tools the server lists: explicit, generated and duplicated ones."""
+        return len(self.tools) + self.tool_count + self.faults.duplicate_names
+
+    @property
+    def description_chars(self) -> int:
+        """An upper bound on the characters of its huge and explicit descriptions."""
+        huge = self.faults.huge_descriptions * self.faults.huge_description_chars
+        return huge + sum(len(t.description) for t in self.tools)
+
 
 @dataclass(frozen=True, slots=True)
 class FleetSpec:
@@ -163,6 +203,12 @@ class FleetSpec:
 
     servers: tuple[ServerSpec, ...]
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        _check_limit("the number of servers", len(self.servers), LIMITS.servers)
+        _check_limit("the number of tools", sum(s.tools_total for s in self.servers), LIMITS.fleet_tools)
+        chars = sum(s.description_chars for s in self.servers)
+        _check_limit("the characters of huge and explicit descriptions", chars, LIMITS.fleet_description_chars)
 
     def server(self, server_id: str) -> ServerSpec:
         """The server with this id.
@@ -186,115 +232,90 @@ def derive_seed(fleet_seed: int, server_id: str) -> int:
 # Parsing
 
 
-class _Reader:
-    """Validates a plain mapping field by field, naming the path of every error."""
-
-    def __init__(self, source: str) -> None:
-        self.source = source
-
-    def fail(self, path: str, expected: str, value: Any) -> SpecError:
-        return SpecError(self.source, path, expected, _short_repr(value))
-
-    def mapping(self, value: Any, path: str, allowed: Sequence[str]) -> Mapping[str, Any]:
-        if not isinstance(value, Mapping):
-            raise self.fail(path, "a table (mapping)", value)
-        for key in value:
-            if key not in allowed:
-                where = f"{path}.{key}" if path else str(key)
-                raise self.fail(where, f"one of the known keys ({', '.join(allowed)})", key)
-        return value
-
-    def integer(self, value: Any, path: str, low: int | None = None, high: int | None = None) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.fail(path, "an integer", value)
-        if (low is not None and value < low) or (high is not None and value > high):
-            bounds = f"between {low} and {high}" if high is not None else f"at least {low}"
-            raise self.fail(path, f"an integer {bounds}", value)
-        return value
-
-    def number(self, value: Any, path: str, low: float = 0.0, high: float | None = None) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            raise self.fail(path, "a number", value)
-        if value < low or (high is not None and value > high):
-            bounds = f"between {low:g} and {high:g}" if high is not None else f"at least {low:g}"
-            raise self.fail(path, f"a number {bounds}", value)
-        return float(value)
-
-    def boolean(self, value: Any, path: str) -> bool:
-        if not isinstance(value, bool):
-            raise self.fail(path, "true or false", value)
-        return value
-
-    def string(self, value: Any, path: str) -> str:
-        if not isinstance(value, str):
-            raise self.fail(path, "a string", value)
-        return value
-
-    def strings(self, value: Any, path: str) -> tuple[str, ...]:
-        if not isinstance(value, list | tuple):
-            raise self.fail(path, "a list of strings", value)
-        return tuple(self.string(item, f"{path}[{i}]") for i, item in enumerate(value))
-
-    def page(self, value: Any, path: str) -> int | None:
-        """A list-fault trigger: ``true`` (first page), a page index, or ``false``/absent."""
-        if value is True:
-            return 0
-        if value is False or value is None:
-            return None
-        return self.integer(value, path, low=0)
-
-
 def spec_from_dict(data: Mapping[str, Any], *, source: str = "<dict>") -> FleetSpec:
     """Build and validate a `FleetSpec` from a plain mapping (the parsed JSON or TOML).
 
     Raises:
-        SpecError: naming ``source``, the field path and what was expected.
+        SpecError: naming ``source`` and, for every problem found, the field path and
+            what was expected.
     """
-    r = _Reader(source)
+    r = FieldReader(source)
     top = r.mapping(data, "", ("seed", "servers"))
-    seed = r.integer(top.get("seed", 0), "seed", low=0)
+    seed = r.integer(top, "seed", "", 0, 0, LIMITS.seed) if "seed" in top else 0
     raw_servers = top.get("servers")
     if not isinstance(raw_servers, list) or not raw_servers:
-        raise r.fail("servers", "a non-empty list of servers", raw_servers)
+        r.fail("servers", "a non-empty list of servers", raw_servers)
+        raw_servers = []
+    if len(raw_servers) > LIMITS.servers:
+        r.fail("servers", f"at most {LIMITS.servers:,} servers", f"{len(raw_servers):,} servers")
+        raw_servers = raw_servers[: LIMITS.servers]
     servers: list[ServerSpec] = []
     seen: dict[str, int] = {}
+    budget = _Budget()
     for i, raw in enumerate(raw_servers):
-        server = _server_from_dict(r, raw, f"servers[{i}]", seed)
+        server = _server_from_dict(r, raw, f"servers[{i}]", seed, budget)
         if server.id in seen:
-            raise r.fail(f"servers[{i}].id", f"an id not used before (servers[{seen[server.id]}] has it)", server.id)
-        seen[server.id] = i
+            r.fail(f"servers[{i}].id", f"an id not used before (servers[{seen[server.id]}] has it)", server.id)
+        seen.setdefault(server.id, i)
         servers.append(server)
+    if r.problems:
+        raise r.error()
     return FleetSpec(servers=tuple(servers), seed=seed)
+
+
+class _Budget:
+    """What the servers read so far take of the fleet-wide limits (reported once, when first passed)."""
+
+    def __init__(self) -> None:
+        self.tools = 0
+        self.chars = 0
+        self.passed = False
+
+    def take(self, r: FieldReader, path: str, tools: int, chars: int) -> bool:
+        """Count a server's tools and description characters; False once past a limit."""
+        self.tools += tools
+        self.chars += chars
+        if not self.passed and self.tools > LIMITS.fleet_tools:
+            r.fail(path, f"at most {LIMITS.fleet_tools:,} tools in the whole fleet", f"{self.tools:,} so far")
+            self.passed = True
+        elif not self.passed and self.chars > LIMITS.fleet_description_chars:
+            limit = LIMITS.fleet_description_chars
+            r.fail(path, f"at most {limit:,} characters of descriptions in the whole fleet", f"{self.chars:,} so far")
+            self.passed = True
+        return not self.passed
 
 
 _SERVER_KEYS = ("id", "domain", "tool_count", "annotations", "schema", "page_size", "seed", "faults", "tools", "raw")
 
 
-def _server_from_dict(r: _Reader, raw: Any, path: str, fleet_seed: int) -> ServerSpec:
+def _server_from_dict(r: FieldReader, raw: Any, path: str, fleet_seed: int, budget: _Budget) -> ServerSpec:
+    before = r.total
     d = r.mapping(raw, path, _SERVER_KEYS)
-    if "id" not in d:
-        raise r.fail(f"{path}.id", "a server id", None)
-    server_id = r.string(d["id"], f"{path}.id")
-    if not SERVER_ID.fullmatch(server_id):
-        raise r.fail(f"{path}.id", "1 to 64 ASCII letters, digits, '.', '-' or '_'", server_id)
-    domain = r.string(d.get("domain", "code_hosting"), f"{path}.domain")
+    server_id = _server_id(r, d, path)
+    domain = r.string(d.get("domain", "code_hosting"), f"{path}.domain", "code_hosting")
     if domain not in DOMAINS:
-        raise r.fail(f"{path}.domain", f"one of {', '.join(sorted(DOMAINS))}", domain)
+        r.fail(f"{path}.domain", f"one of {', '.join(sorted(DOMAINS))}", domain)
+        domain = "code_hosting"
     defaults = ServerSpec(id=server_id)
-    tool_count = r.integer(d.get("tool_count", defaults.tool_count), f"{path}.tool_count", low=0, high=10_000)
-    page_size = r.integer(d.get("page_size", defaults.page_size), f"{path}.page_size", low=1)
-    seed = r.integer(d["seed"], f"{path}.seed", low=0) if "seed" in d else derive_seed(fleet_seed, server_id)
-    raw_mode = r.boolean(d.get("raw", False), f"{path}.raw")
+    tool_count = r.integer(d, "tool_count", path, defaults.tool_count, 0, LIMITS.tools_per_server)
+    page_size = r.integer(d, "page_size", path, defaults.page_size, 1, LIMITS.fleet_tools)
+    seed = r.integer(d, "seed", path, 0, 0, LIMITS.seed) if "seed" in d else derive_seed(fleet_seed, server_id)
+    raw_mode = r.boolean(d, "raw", path, False)
     mix = _mix_from_dict(r, d.get("annotations", {}), f"{path}.annotations")
     shapes = _shapes_from_dict(r, d.get("schema", {}), f"{path}.schema")
     faults = _faults_from_dict(r, d.get("faults", {}), f"{path}.faults")
     if faults.needs_raw and not raw_mode:
-        raise r.fail(f"{path}.raw", "true: malformed definitions and non-boolean hints need a raw server", False)
+        r.fail(f"{path}.raw", "true: malformed definitions and non-boolean hints need a raw server", False)
     raw_tools = d.get("tools", [])
     if not isinstance(raw_tools, list):
-        raise r.fail(f"{path}.tools", "a list of tools", raw_tools)
-    tools = tuple(_tool_from_dict(r, t, f"{path}.tools[{i}]", raw_mode) for i, t in enumerate(raw_tools))
-    return ServerSpec(
+        r.fail(f"{path}.tools", "a list of tools", raw_tools)
+        raw_tools = []
+    huge = faults.huge_descriptions * faults.huge_description_chars
+    tools: tuple[ToolSpec, ...] = ()
+    if budget.take(r, path, tool_count + faults.duplicate_names + len(raw_tools), huge):
+        tools = tuple(_tool_from_dict(r, t, f"{path}.tools[{i}]", raw_mode) for i, t in enumerate(raw_tools))
+        budget.take(r, path, 0, sum(len(t.description) for t in tools))
+    server = ServerSpec(
         id=server_id,
         domain=domain,
         tool_count=tool_count,
@@ -306,79 +327,101 @@ def _server_from_dict(r: _Reader, raw: Any, path: str, fleet_seed: int) -> Serve
         tools=tools,
         raw=raw_mode,
     )
+    if r.total == before:
+        _check_fault_targets(r, server, path)
+    return server
 
 
-def _mix_from_dict(r: _Reader, raw: Any, path: str) -> AnnotationMix:
+def _server_id(r: FieldReader, d: Mapping[str, Any], path: str) -> str:
+    if "id" not in d:
+        r.fail(f"{path}.id", "a server id", None)
+        return f"<{path}>"
+    server_id = r.string(d["id"], f"{path}.id")
+    if not SERVER_ID.fullmatch(server_id):
+        r.fail(f"{path}.id", "1 to 64 ASCII letters, digits, '.', '-' or '_'", server_id)
+    elif server_id in _DOT_SEGMENTS:
+        r.fail(f"{path}.id", "an id other than '.' and '..' (a URL cannot carry them as a path segment)", server_id)
+    else:
+        return server_id
+    return f"<{path}>"
+
+
+def _check_fault_targets(r: FieldReader, server: ServerSpec, path: str) -> None:
+    """Faults that name tools must name tools the server lists, or they would never fire."""
+    named = {k: [n for n in getattr(server.faults, k) if n != "*"] for k in ("tool_call_error", "drop_mid_call")}
+    if not any(named.values()):
+        return
+    from mock_servers._generate import generate_tools  # generation builds on this module
+
+    names = [t["name"] for t in generate_tools(server) if isinstance(t.get("name"), str)]
+    known = set(names)
+    for kind in named:
+        for i, name in enumerate(getattr(server.faults, kind)):
+            if name != "*" and name not in known:
+                some = ", ".join(names[:4]) + (", …" if len(names) > 4 else "")
+                r.fail(f"{path}.faults.{kind}[{i}]", f'"*" or a tool of this server ({some or "it has none"})', name)
+
+
+def _mix_from_dict(r: FieldReader, raw: Any, path: str) -> AnnotationMix:
     d = r.mapping(raw, path, tuple(AnnotationMix.__dataclass_fields__))
     base = AnnotationMix()
-    shares = {
-        k: r.number(d.get(k, getattr(base, k)), f"{path}.{k}", 0.0, 1.0) for k in ("read_only", "writable", "none")
-    }
-    if set(d) & set(shares) and set(shares) - set(d):
+    shares = {k: r.number(d, k, path, getattr(base, k)) for k in ("read_only", "writable", "none")}
+    given_keys = [k for k in shares if k in d]
+    if given_keys and len(given_keys) < len(shares):
         # A partial mix: the shares not given split what is left, in proportion to their defaults.
-        given = sum(shares[k] for k in shares if k in d)
+        given = sum(shares[k] for k in given_keys)
         missing = [k for k in shares if k not in d]
         weight = sum(getattr(base, k) for k in missing)
         for k in missing:
             shares[k] = max(0.0, 1.0 - given) * getattr(base, k) / weight if weight else 0.0
     if abs(sum(shares.values()) - 1.0) > 1e-6:
-        raise r.fail(path, "read_only + writable + none = 1", f"{sum(shares.values()):g}")
+        r.fail(path, "read_only + writable + none = 1", f"{sum(shares.values()):g}")
+        shares = {k: getattr(base, k) for k in shares}
     return AnnotationMix(
         read_only=shares["read_only"],
         writable=shares["writable"],
         none=shares["none"],
-        follow_names=r.boolean(d.get("follow_names", base.follow_names), f"{path}.follow_names"),
-        extra_hints=r.boolean(d.get("extra_hints", base.extra_hints), f"{path}.extra_hints"),
-        titles=r.number(d.get("titles", base.titles), f"{path}.titles", 0.0, 1.0),
+        follow_names=r.boolean(d, "follow_names", path, base.follow_names),
+        extra_hints=r.boolean(d, "extra_hints", path, base.extra_hints),
+        titles=r.number(d, "titles", path, base.titles),
     )
 
 
-def _shapes_from_dict(r: _Reader, raw: Any, path: str) -> SchemaShapes:
+def _shapes_from_dict(r: FieldReader, raw: Any, path: str) -> SchemaShapes:
     d = r.mapping(raw, path, tuple(SchemaShapes.__dataclass_fields__))
     base = SchemaShapes()
     return SchemaShapes(
-        max_properties=r.integer(d.get("max_properties", base.max_properties), f"{path}.max_properties", 1, 64),
-        nested=r.number(d.get("nested", base.nested), f"{path}.nested", 0.0, 1.0),
-        enums=r.number(d.get("enums", base.enums), f"{path}.enums", 0.0, 1.0),
-        arrays=r.number(d.get("arrays", base.arrays), f"{path}.arrays", 0.0, 1.0),
-        required=r.number(d.get("required", base.required), f"{path}.required", 0.0, 1.0),
+        max_properties=r.integer(d, "max_properties", path, base.max_properties, 1, 64),
+        nested=r.number(d, "nested", path, base.nested),
+        enums=r.number(d, "enums", path, base.enums),
+        arrays=r.number(d, "arrays", path, base.arrays),
+        required=r.number(d, "required", path, base.required),
     )
 
 
-def _faults_from_dict(r: _Reader, raw: Any, path: str) -> Faults:
+def _faults_from_dict(r: FieldReader, raw: Any, path: str) -> Faults:
     d = r.mapping(raw, path, _FAULT_FIELDS)
-    counts = {
-        k: r.integer(d.get(k, 0), f"{path}.{k}", 0, 1000)
-        for k in (
-            "duplicate_names",
-            "huge_descriptions",
-            "schema_not_object",
-            "missing_name",
-            "read_only_hint_string",
-            "read_only_hint_number",
-        )
-    }
-    bad_names = r.strings(d.get("bad_names", []), f"{path}.bad_names")
+    counts = {k: r.integer(d, k, path, 0, 0, LIMITS.fault_count) for k in _FAULT_COUNTS}
+    bad_names = r.strings(d, "bad_names", path)
     for i, kind in enumerate(bad_names):
         if kind not in BAD_NAME_KINDS:
-            raise r.fail(f"{path}.bad_names[{i}]", f"one of {', '.join(BAD_NAME_KINDS)}", kind)
+            r.fail(f"{path}.bad_names[{i}]", f"one of {', '.join(BAD_NAME_KINDS)}", kind)
+    default_chars = Faults().huge_description_chars
     return Faults(
-        fail_to_start=r.boolean(d.get("fail_to_start", False), f"{path}.fail_to_start"),
-        error_on_list=r.page(d.get("error_on_list"), f"{path}.error_on_list"),
-        crash_on_list=r.page(d.get("crash_on_list"), f"{path}.crash_on_list"),
-        hang_on_list=r.page(d.get("hang_on_list"), f"{path}.hang_on_list"),
-        slow=r.number(d.get("slow", 0.0), f"{path}.slow", 0.0, 600.0),
-        tool_call_error=r.strings(d.get("tool_call_error", []), f"{path}.tool_call_error"),
-        drop_mid_call=r.strings(d.get("drop_mid_call", []), f"{path}.drop_mid_call"),
-        bad_names=bad_names,
-        huge_description_chars=r.integer(
-            d.get("huge_description_chars", 100_000), f"{path}.huge_description_chars", 1, 10_000_000
-        ),
+        fail_to_start=r.boolean(d, "fail_to_start", path, False),
+        error_on_list=r.page(d, "error_on_list", path),
+        crash_on_list=r.page(d, "crash_on_list", path),
+        hang_on_list=r.page(d, "hang_on_list", path),
+        slow=r.number(d, "slow", path, 0.0, LIMITS.slow_seconds),
+        tool_call_error=r.strings(d, "tool_call_error", path),
+        drop_mid_call=r.strings(d, "drop_mid_call", path),
+        bad_names=tuple(k for k in bad_names if k in BAD_NAME_KINDS),
+        huge_description_chars=r.integer(d, "huge_description_chars", path, default_chars, 1, LIMITS.description_chars),
         **counts,
     )
 
 
-def _tool_from_dict(r: _Reader, raw: Any, path: str, raw_mode: bool) -> ToolSpec:
+def _tool_from_dict(r: FieldReader, raw: Any, path: str, raw_mode: bool) -> ToolSpec:
     d = r.mapping(raw, path, ("name", "description", "input_schema", "annotations", "title", "wire", "samples"))
     from mock_servers._spec_tools import samples_from, tool_from_wire
 
@@ -386,21 +429,28 @@ def _tool_from_dict(r: _Reader, raw: Any, path: str, raw_mode: bool) -> ToolSpec
     if "wire" in d:
         return replace(tool_from_wire(r, d, path, raw_mode), samples=samples)
     if "name" not in d:
-        raise r.fail(f"{path}.name", "a tool name", None)
-    name = r.string(d["name"], f"{path}.name")
+        r.fail(f"{path}.name", "a tool name", None)
+    name = r.string(d.get("name", ""), f"{path}.name")
     description = r.string(d.get("description", ""), f"{path}.description")
+    if len(description) > LIMITS.description_chars:
+        r.fail(f"{path}.description", f"at most {LIMITS.description_chars:,} characters", f"{len(description):,}")
+        description = ""
     schema = d.get("input_schema", {"type": "object"})
-    if not raw_mode and (not isinstance(schema, Mapping) or schema.get("type") != "object"):
-        raise r.fail(f"{path}.input_schema", 'a JSON Schema object with "type": "object"', schema)
+    if not r.json_value(schema, f"{path}.input_schema"):
+        schema = {"type": "object"}
+    elif not raw_mode and (not isinstance(schema, Mapping) or schema.get("type") != "object"):
+        r.fail(f"{path}.input_schema", 'a JSON Schema object with "type": "object"', schema)
     annotations = d.get("annotations")
     if annotations is not None:
         annotations = r.mapping(annotations, f"{path}.annotations", _ANNOTATION_KEYS)
-        if not raw_mode:
-            for key, value in annotations.items():
+        if not r.json_value(annotations, f"{path}.annotations"):
+            annotations = {}
+        elif not raw_mode:
+            for key in annotations:
                 if key == "title":
-                    r.string(value, f"{path}.annotations.title")
+                    r.string(annotations[key], f"{path}.annotations.title")
                 else:
-                    r.boolean(value, f"{path}.annotations.{key}")
+                    r.boolean(annotations, key, f"{path}.annotations", False)
     title = d.get("title")
     if title is not None:
         title = r.string(title, f"{path}.title")
@@ -422,11 +472,6 @@ def _freeze_json(value: Any) -> Any:
     return json.loads(json.dumps(value))
 
 
-def _short_repr(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
 # ---------------------------------------------------------------------------------------------
 # Files and presets
 
@@ -435,31 +480,29 @@ def load_spec(path: str | Path) -> FleetSpec:
     """Load a fleet spec from a ``.json`` or ``.toml`` file.
 
     Raises:
-        SpecError: the file is missing, unreadable, not valid JSON/TOML, or not a valid spec.
+        SpecError: the file is missing, unreadable, too large, not UTF-8, not valid
+            JSON/TOML, or not a valid spec.
     """
     p = Path(path)
     source = str(path)
+    if p.suffix.lower() not in (".json", ".toml"):
+        raise SpecError(source, "", "a file ending in .json or .toml", repr(p.suffix or "no suffix"))
     try:
-        text = p.read_text(encoding="utf-8")
+        with p.open("rb") as file:
+            data = file.read(LIMITS.spec_bytes + 1)
     except OSError as exc:
         raise SpecError(source, "", "a readable spec file", exc.strerror or type(exc).__name__) from None
-    return _parse_text(text, p.suffix.lower(), source)
+    return spec_from_dict(parse_document(data, p.suffix.lower(), source), source=source)
 
 
-def _parse_text(text: str, suffix: str, source: str) -> FleetSpec:
-    if suffix == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise SpecError(source, f"line {exc.lineno}", "valid JSON", exc.msg) from None
-    elif suffix == ".toml":
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise SpecError(source, "", "valid TOML", str(exc)) from None
-    else:
-        raise SpecError(source, "", "a file ending in .json or .toml", repr(suffix or "no suffix"))
-    return spec_from_dict(data, source=source)
+def spec_from_text(text: str, *, suffix: str = ".json", source: str = "<inline>") -> FleetSpec:
+    """A spec from the text of a JSON (or, with ``suffix=".toml"``, TOML) document.
+
+    Raises:
+        SpecError: as `load_spec`.
+    """
+    data = text.encode("utf-8", "surrogatepass")
+    return spec_from_dict(parse_document(data, suffix, source), source=source)
 
 
 def preset_names() -> tuple[str, ...]:
@@ -478,7 +521,8 @@ def preset(name: str) -> FleetSpec:
     if name not in names:
         raise SpecError("presets", "name", f"one of {', '.join(names)}", repr(name))
     resource = resources.files("mock_servers") / "presets" / f"{name}.toml"
-    return _parse_text(resource.read_text(encoding="utf-8"), ".toml", f"preset {name}")
+    source = f"preset {name}"
+    return spec_from_dict(parse_document(resource.read_bytes(), ".toml", source), source=source)
 
 
 def resolve_spec(source: str | os.PathLike[str] | FleetSpec) -> FleetSpec:

@@ -10,21 +10,27 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mock_servers._spec import ToolSpec, _freeze_json, _Reader, _tool_from_dict
+from mock_servers._fields import FieldReader
+from mock_servers._spec import ToolSpec, _freeze_json, _tool_from_dict
 
 __all__ = ["samples_from", "tool_from_wire"]
 
 
-def tool_from_wire(r: _Reader, d: Mapping[str, Any], path: str, raw_mode: bool) -> ToolSpec:
-    """A tool given as its exact wire definition (``wire``), checked as far as the server mode needs."""
+def tool_from_wire(r: FieldReader, d: Mapping[str, Any], path: str, raw_mode: bool) -> ToolSpec:
+    """A tool given as its exact wire definition (``wire``), checked as far as the server mode needs.
+
+    Problems are recorded on ``r``; what is returned then stands in for the tool.
+    """
     if set(d) - {"wire", "samples"}:
-        raise r.fail(path, "either wire or the snake_case fields, not both", sorted(set(d) - {"wire", "samples"}))
+        r.fail(path, "either wire or the snake_case fields, not both", sorted(set(d) - {"wire", "samples"}))
     wire = d["wire"]
-    if not isinstance(wire, Mapping):
-        raise r.fail(f"{path}.wire", "a tool definition (mapping) in wire form", wire)
+    if not isinstance(wire, Mapping) or not r.json_value(wire, f"{path}.wire"):
+        if not isinstance(wire, Mapping):
+            r.fail(f"{path}.wire", "a tool definition (mapping) in wire form", wire)
+        return ToolSpec(name="")
     if not raw_mode:
         if "inputSchema" not in wire:
-            raise r.fail(f"{path}.wire.inputSchema", 'a JSON Schema object with "type": "object"', None)
+            r.fail(f"{path}.wire.inputSchema", 'a JSON Schema object with "type": "object"', None)
         checked = {
             "name": wire.get("name"),
             "description": wire.get("description", ""),
@@ -45,16 +51,26 @@ def tool_from_wire(r: _Reader, d: Mapping[str, Any], path: str, raw_mode: bool) 
     )
 
 
-def samples_from(r: _Reader, raw: Any, path: str) -> tuple[Mapping[str, Any], ...]:
+def samples_from(r: FieldReader, raw: Any, path: str) -> tuple[Mapping[str, Any], ...]:
+    """Recorded calls; problems are recorded on ``r`` and the bad samples left out."""
     if not isinstance(raw, list):
-        raise r.fail(path, "a list of recorded calls", raw)
+        r.fail(path, "a list of recorded calls", raw)
+        return ()
+    kept = []
     for i, sample in enumerate(raw):
-        d = r.mapping(sample, f"{path}[{i}]", ("arguments", "result"))
+        where = f"{path}[{i}]"
+        d = r.mapping(sample, where, ("arguments", "result"))
+        if not r.json_value(d, where):
+            continue
         if not isinstance(d.get("arguments"), Mapping):
-            raise r.fail(f"{path}[{i}].arguments", "the call's arguments (a mapping)", d.get("arguments"))
+            r.fail(f"{where}.arguments", "the call's arguments (a mapping)", d.get("arguments"))
+            continue
         result = d.get("result")
         if not isinstance(result, Mapping):
-            raise r.fail(f"{path}[{i}].result", "a tools/call result (a mapping)", result)
+            r.fail(f"{where}.result", "a tools/call result (a mapping)", result)
+            continue
         if not isinstance(result.get("content", []), list):
-            raise r.fail(f"{path}[{i}].result.content", "a list of content blocks", result.get("content"))
-    return tuple(_freeze_json(sample) for sample in raw)
+            r.fail(f"{where}.result.content", "a list of content blocks", result.get("content"))
+            continue
+        kept.append(_freeze_json(d))
+    return tuple(kept)

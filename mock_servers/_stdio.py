@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import sys
+import traceback
 from pathlib import Path
 from types import FrameType
 from typing import NoReturn
@@ -23,7 +24,7 @@ __all__ = ["run_stdio", "stdio_params"]
 
 # The folder that holds the `mock_servers` package, for the child's PYTHONPATH: the stdio
 # client gives a child only a handful of environment variables.
-_PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
+PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
 
 
 def stdio_params(
@@ -36,6 +37,8 @@ def stdio_params(
     ``spec_source`` is a preset name, a spec file, or a `FleetSpec` (then the server's
     spec travels inline on the command line). The command is this interpreter, and the
     environment carries ``PYTHONPATH`` so the child imports this very copy of the package.
+    The server is named with ``--server-id`` (not ``--server``, which the MCP Inspector
+    takes for itself), so the command line also works under ``mcp-inspector --cli``.
 
     Raises:
         KeyError: the fleet has no server with this id (when given a `FleetSpec`).
@@ -47,10 +50,10 @@ def stdio_params(
         source = (
             str(Path(spec_source).resolve()) if Path(spec_source).suffix in (".json", ".toml") else str(spec_source)
         )
-    args = ["-m", "mock_servers", "stdio", source, "--server", server_id]
+    args = ["-m", "mock_servers", "stdio", source, "--server-id", server_id]
     if ledger_path is not None:
         args += ["--ledger", str(Path(ledger_path).resolve())]
-    return StdioServerParameters(command=sys.executable, args=args, env={"PYTHONPATH": _PACKAGE_ROOT})
+    return StdioServerParameters(command=sys.executable, args=args, env={"PYTHONPATH": PACKAGE_ROOT})
 
 
 def run_stdio(server: ServerSpec, ledger_path: str | os.PathLike[str] | None) -> NoReturn:
@@ -74,9 +77,25 @@ def run_stdio(server: ServerSpec, ledger_path: str | os.PathLike[str] | None) ->
         sys.stderr.write(f"mock server {server.id!r}: failing to start (fail_to_start fault)\n")
         sys.stderr.flush()
         core.exit_process(1, "fail_to_start")
-    anyio.run(_serve, core)
+    try:
+        anyio.run(_serve, core)
+    except BaseException as exc:
+        if _client_gone(exc):
+            # The client died mid-request: its end of our stdout is closed. Not a crash.
+            core.exit_process(0, "client gone")
+        core.record("process_exit", code=1, reason=f"crashed: {type(exc).__name__}")
+        traceback.print_exception(exc)
+        sys.stderr.flush()
+        os._exit(1)
     core.exit_process(0, "stdin closed")
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _client_gone(exc: BaseException) -> bool:
+    """Whether ``exc`` only says that the other end of a pipe went away."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_client_gone(e) for e in exc.exceptions)
+    return isinstance(exc, BrokenPipeError | ConnectionResetError)
 
 
 async def _serve(core: ServerCore) -> None:

@@ -47,7 +47,7 @@ class _Host:
 
     def __call__(self) -> Any:
         if self.host is None:
-            from mock_servers._http import FleetHost
+            from mock_servers._host import FleetHost
 
             self.host = FleetHost.spawn()
         return self.host

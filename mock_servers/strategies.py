@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from mock_servers._errors import FleetArgumentError
 from mock_servers._generate import generate_tools
+from mock_servers._limits import LIMITS
 from mock_servers._spec import AnnotationMix, Faults, FleetSpec, SchemaShapes, ServerSpec, ToolSpec
 from mock_servers._vocabulary import DOMAINS
 
@@ -144,7 +145,7 @@ def server_specs(
     """One server. ``faults`` adds at most one fault (shrinking to none); ``raw`` makes
     raw JSON-RPC servers, whose faults may include non-boolean read-only hints."""
     _check_int("min_tools", min_tools, 0)
-    _check_int("max_tools", max_tools, min_tools, 10_000)
+    _check_int("max_tools", max_tools, min_tools, LIMITS.tools_per_server)
     chosen_domains = _check_domains(domains)
     for name, flag in (("explicit_tools", explicit_tools), ("faults", faults), ("raw", raw)):
         if not isinstance(flag, bool):
@@ -193,8 +194,14 @@ def fleet_specs(
     _check_int("min_servers", min_servers, 0)
     _check_int("max_servers", max_servers, max(min_servers, 1), 200)
     _check_int("min_tools", min_tools, 0)
-    _check_int("max_tools", max_tools, min_tools, 10_000)
+    _check_int("max_tools", max_tools, min_tools, LIMITS.tools_per_server)
     _check_domains(domains)
+    # Explicit tools (up to 3) and duplicate_names (up to 3) come on top of max_tools.
+    if max_servers * (max_tools + 6) > LIMITS.fleet_tools:
+        raise FleetArgumentError(
+            f"max_servers × (max_tools + 6) must stay within the fleet limit of {LIMITS.fleet_tools:,} tools, "
+            f"got {max_servers} × ({max_tools} + 6)"
+        )
 
     def servers(n: int) -> st.SearchStrategy[tuple[ServerSpec, ...]]:
         return st.tuples(

@@ -27,6 +27,7 @@ def test_the_smoke_run_completes_and_writes_every_table(tmp_path: Path) -> None:
         "### What each ranker is built from",
         "### Ranker cost at 500 tools",
         "### Fleet throughput",
+        "### One `mcp-fleet serve`: servers × tools, start time and memory",
     ):
         assert title in text
     for ranker in ("lexical", "bm25", "bm25-stem", "dense", "hybrid"):
@@ -43,6 +44,9 @@ def test_only_the_chosen_sections_are_regenerated_and_the_others_kept(tmp_path: 
     assert text.startswith("# Benchmarks\n\nHeader.\n")
     assert "kept as it was" in text and "### Ranker cost at 500 tools" in text
     assert text.index("## Ranker cost") < text.index("## Fleet throughput")
+    assert main(["--smoke", "--sections", "serve-scale", "--output", str(output)]) == 0
+    text = output.read_text(encoding="utf-8")
+    assert "kept as it was" in text and "### One `mcp-fleet serve`" in text
     with pytest.raises(SystemExit):
         main(["--sections", "nope", "--output", str(output)])
 

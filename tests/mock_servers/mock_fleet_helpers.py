@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
+import random
+import socket
 import subprocess
-from collections.abc import Mapping
+import urllib.request
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp_types as types
 from mcp import Client
 
@@ -52,3 +57,38 @@ def run_ts_client(
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
     return result
+
+
+async def until(condition: Callable[[], bool], timeout: float = 20.0) -> None:
+    """Wait until ``condition()`` holds (checked every 20 ms), failing after ``timeout`` seconds."""
+    with anyio.fail_after(timeout):
+        while not condition():
+            await anyio.sleep(0.02)
+
+
+def post_initialize(url: str) -> str:
+    """Open a legacy-era session with a bare HTTP request, as a client that then vanishes would; its id."""
+    params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "gone", "version": "0"}}
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}).encode()
+    request = urllib.request.Request(url, data=body, method="POST")
+    request.add_header("Content-Type", "application/json")
+    request.add_header("Accept", "application/json, text/event-stream")
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(request, timeout=30) as response:
+        response.read()
+        return str(response.headers["mcp-session-id"])
+
+
+def free_port_pair() -> int:
+    """A port P with P and P+1 free just now (whoever binds them first wins; good enough here)."""
+    rng = random.Random(os.getpid())
+    for _ in range(200):
+        port = rng.randrange(20_000, 60_000)
+        with socket.socket() as a, socket.socket() as b:
+            try:
+                a.bind(("127.0.0.1", port))
+                b.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+            return port
+    raise AssertionError("no two consecutive free ports")

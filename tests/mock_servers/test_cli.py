@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ from mcp import Client
 
 from mock_servers import Ledger, read_ledger
 from mock_servers._cli import main
-from tests.mock_servers.mock_fleet_helpers import list_all
+from tests.mock_servers.mock_fleet_helpers import free_port_pair, list_all
 
 ROOT = str(Path(__file__).resolve().parents[2])
 
@@ -43,12 +44,62 @@ def test_a_bad_spec_file_exits_2_with_file_field_and_expectation_and_no_tracebac
     spec.write_text('[[servers]]\nid = "a"\npage_size = -1\n')
     assert main(["show", str(spec)]) == 2
     err = capsys.readouterr().err
-    assert err == f"mcp-fleet: invalid spec: {spec}: servers[0].page_size: expected an integer at least 1, got -1\n"
+    assert (
+        err
+        == f"mcp-fleet: invalid spec: {spec}: servers[0].page_size: expected an integer between 1 and 100,000, got -1\n"
+    )
 
 
-def test_an_unknown_server_for_stdio_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["stdio", "seed-example", "--server", "gitlab"]) == 2
+@pytest.mark.parametrize("flag", ["--server-id", "--server"])
+def test_an_unknown_server_for_stdio_exits_2(flag: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["stdio", "seed-example", flag, "gitlab"]) == 2
     assert "servers: github, linear, browser, data" in capsys.readouterr().err
+
+
+def run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    return subprocess.run(
+        [sys.executable, "-m", "mock_servers", *args], env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_serve_on_a_port_in_use_says_so_in_one_line_and_exits_2(processes: int) -> None:
+    first = free_port_pair()
+    port = first + processes - 1  # with two processes, the second one's port is the one taken
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", port))
+        taken.listen()
+        done = run_cli("serve", "seed-example", "--port", str(first), "--processes", str(processes))
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"mcp-fleet serve: cannot listen on 127.0.0.1:{port}: already in use\n"
+
+
+@pytest.mark.parametrize("args", [["--port", "99999"], ["--port", "-1"], ["--processes", "0"], ["--session-idle", "0"]])
+def test_serve_with_an_impossible_option_says_so_in_one_line_and_exits_2(
+    args: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["serve", "seed-example", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("mcp-fleet serve: ")
+
+
+def test_show_into_a_pipe_closed_early_exits_quietly() -> None:
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    command = [sys.executable, "-m", "mock_servers", "show", "realistic", "--json"]
+    with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        assert process.stdout is not None and process.stderr is not None
+        assert process.stdout.readline() == b"{\n"
+        process.stdout.close()  # as `| head -1` does
+        assert process.wait(60) == 141
+        assert process.stderr.read() == b""
+
+
+def test_schema_prints_the_shipped_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["schema"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    assert schema["title"] == "mcp-fleet spec"
+    assert schema["required"] == ["servers"]
 
 
 def test_ledger_summarises_events_sessions_processes_and_faults(
@@ -67,6 +118,33 @@ def test_ledger_summarises_events_sessions_processes_and_faults(
     assert "sessions still open: 1" in out
     assert "processes still alive: 0" in out
     assert "faults fired: github:slow ×1" in out
+
+
+def test_ledger_reports_lines_it_cannot_read_and_summarises_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "ledger.jsonl"
+    Ledger(path).record("tools_listed", "github", page=0)
+    with path.open("ab") as file:
+        file.write(b'{"event": "tool_called"}\n\xff\n{"seq": 9, "pid": 1, "server": "a", "event": "x\xc3')
+    assert main(["ledger", str(path)]) == 0
+    captured = capsys.readouterr()
+    assert "1 events (3 lines skipped)" in captured.out
+    assert captured.err.splitlines() == [
+        f'mcp-fleet ledger: {path}: skipped line 2: no "pid" integer',
+        f"mcp-fleet ledger: {path}: skipped line 3: not UTF-8 (byte 0xff at column 1)",
+        f"mcp-fleet ledger: {path}: skipped line 4: not UTF-8 (byte 0xc3 at column 48); it is the last line "
+        "and has no newline, so its writer was probably cut off",
+    ]
+
+
+def test_a_file_that_is_not_a_ledger_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("shopping list\n- milk\n")
+    assert main(["ledger", str(path)]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"mcp-fleet ledger: {path} is not a ledger: no line of it is a ledger event"
+    )
 
 
 def test_serve_large_starts_answers_and_stops_on_sigterm_leaving_no_process(tmp_path: Path) -> None:

@@ -3,10 +3,14 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
+from types import FrameType
+from typing import TYPE_CHECKING
 
 import pytest
 
 from mock_servers import (
+    LIMITS,
     MCP_TOOL_NAME,
     PROVIDER_TOOL_NAME,
     AnnotationMix,
@@ -17,8 +21,11 @@ from mock_servers import (
     generate_tools,
     preset,
 )
-from mock_servers._generate import is_read_name
+from mock_servers._generate import _huge, is_read_name
 from mock_servers._vocabulary import DOMAINS, with_article
+
+if TYPE_CHECKING:
+    from _typeshed import TraceFunction
 
 # sha256 of the canonical JSON (sorted keys, no spaces, UTF-8) of {server id: tools} per preset.
 # A change here changes every catalog users have pinned: update the digests deliberately.
@@ -155,3 +162,25 @@ def test_generated_descriptions_use_a_before_consonant_sounds_and_an_before_vowe
         for tool in generate_tools(ServerSpec(id="s", domain=domain, tool_count=200, seed=seed)):
             for article, word in re.findall(r"\b([Aa]n?) ([\w-]+)", tool["description"]):
                 assert with_article(word).split()[0] == article.lower(), tool["description"]
+
+
+def test_a_huge_description_is_built_without_a_loop_over_its_length() -> None:
+    # Repeated appends made a 4 M character description take half a minute: count the lines run instead.
+    lines = 0
+
+    def trace(frame: FrameType, event: str, arg: object) -> TraceFunction | None:
+        nonlocal lines
+        if frame.f_code.co_name == "_huge":
+            lines += event == "line"
+            return trace
+        return None
+
+    previous = sys.gettrace()  # coverage's tracer, when measured: put it back afterwards
+    sys.settrace(trace)
+    try:
+        description = _huge("Short.", LIMITS.description_chars)
+    finally:
+        sys.settrace(previous)
+    assert len(description) == LIMITS.description_chars
+    assert description.startswith("Short. This tool accepts")
+    assert lines < 10

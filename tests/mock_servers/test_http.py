@@ -7,6 +7,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import anyio
 import mcp_types as types
 import pytest
 from mcp import Client
@@ -24,7 +25,7 @@ from mock_servers import (
     read_ledger,
     serve_http,
 )
-from tests.mock_servers.mock_fleet_helpers import list_all
+from tests.mock_servers.mock_fleet_helpers import list_all, post_initialize, until
 
 GITHUB = ServerSpec(id="github", tool_count=25, page_size=10, seed=1)
 RAW = ServerSpec(id="raw", domain="crm", tool_count=7, page_size=3, raw=True, faults=Faults(read_only_hint_string=1))
@@ -155,3 +156,28 @@ def test_a_preset_added_by_name_serves_every_server(fleet_host: FleetHost) -> No
     assert all(url.startswith(fleet_host.url) and url.endswith("/mcp") for url in urls.values())
     assert body
     fleet_host.remove_fleet(urls)
+
+
+async def test_a_call_cut_during_a_slow_delay_is_recorded_as_called_and_cancelled(tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.jsonl"
+    spec = FleetSpec(servers=(ServerSpec(id="s", tool_count=3, faults=Faults(slow=60)),))
+    tool = generate_tools(spec.servers[0])[0]
+    async with serve_http(spec, ledger) as urls:
+        with pytest.raises(Exception):  # noqa: B017 - the client times out; how it says so is its business
+            async with Client(urls["s"], mode="auto", read_timeout_seconds=0.2) as client:
+                await client.call_tool(tool["name"], example_arguments(tool))
+    calls = read_ledger(ledger).calls("s")
+    assert [(c["name"], c["cancelled"], c["protocolVersion"]) for c in calls] == [(tool["name"], True, "2026-07-28")]
+
+
+@pytest.mark.parametrize("server", [GITHUB, RAW], ids=["sdk", "raw"])
+async def test_a_legacy_session_whose_client_vanished_is_closed_after_the_idle_bound(
+    server: ServerSpec, tmp_path: Path
+) -> None:
+    ledger = tmp_path / "ledger.jsonl"
+    async with serve_http(FleetSpec(servers=(server,)), ledger, session_idle_seconds=0.3) as urls:
+        session_id = await anyio.to_thread.run_sync(post_initialize, urls[server.id])
+        assert [e["sessionId"] for e in read_ledger(ledger).sessions_open()] == [session_id]
+        await until(lambda: read_ledger(ledger).every_session_closed())
+        closed = read_ledger(ledger).of("session_closed")
+    assert [e["sessionId"] for e in closed] == [session_id]

@@ -90,3 +90,34 @@ def test_wait_for_exits_gives_up_after_the_timeout_and_names_who_is_left(tmp_pat
     finally:
         child.kill()
         child.communicate()
+
+
+def test_lines_that_are_not_events_are_skipped_and_described(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.jsonl"
+    Ledger(path).record("tools_listed", "a", page=0)
+    with path.open("ab") as file:
+        file.write(b'{"seq": 2, "server": "a", "event": "tool_called"}\n')  # no pid
+        file.write(b"\xff\xfe not text\n")
+        file.write(b"[1, 2]\n")
+        file.write('{"seq": 3, "pid": 1, "server": "a", "event": "tool_called", "name": "é'.encode()[:-1])  # torn
+    view = read_ledger(path)
+    assert [e["event"] for e in view] == ["tools_listed"]
+    assert view.skipped == 4
+    assert view.problems == (
+        'line 2: no "pid" integer',
+        "line 3: not UTF-8 (byte 0xff at column 1)",
+        "line 4: a JSON list, not an event object",
+        "line 5: not UTF-8 (byte 0xc3 at column 70); it is the last line and has no newline, "
+        "so its writer was probably cut off",
+    )
+
+
+def test_sessions_of_a_process_that_died_without_a_record_are_not_open(tmp_path: Path) -> None:
+    # What `kill -9` of `mcp-fleet serve` leaves behind: session_opened and nothing after it.
+    path = tmp_path / "ledger.jsonl"
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    ledger = Ledger(path, transport="http")
+    ledger.record("session_opened", "gone", pid=child.pid, era="legacy", sessionId="s1")
+    ledger.record("session_opened", "here", era="legacy", sessionId="s2")
+    assert [e["server"] for e in read_ledger(path).sessions_open()] == ["here"]

@@ -137,6 +137,41 @@ def test_a_raw_server_sends_non_boolean_read_only_hints_verbatim(tmp_path: Path)
 
 def test_stdio_params_use_this_interpreter_and_carry_the_package_path() -> None:
     params = stdio_params("seed-example", "github", "ledger.jsonl")
-    assert params.args[:5] == ["-m", "mock_servers", "stdio", "seed-example", "--server"]
+    assert params.args[:5] == ["-m", "mock_servers", "stdio", "seed-example", "--server-id"]
     assert params.env is not None and Path(params.env["PYTHONPATH"], "mock_servers", "__init__.py").exists()
     assert Path(params.args[-1]).is_absolute()
+
+
+@pytest.mark.parametrize("raw", [False, True], ids=["sdk", "raw"])
+def test_a_client_dying_mid_call_ends_the_server_quietly_with_a_record(raw: bool, tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.jsonl"
+    server = ServerSpec(id="s", tool_count=2, raw=raw, faults=Faults(slow=60))
+    params = stdio_params(FleetSpec(servers=(server,)), "s", ledger)
+    process = subprocess.Popen(
+        [params.command, *params.args],
+        env=params.env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    tool = generate_tools(server)[0]
+    initialize = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": tool["name"], "arguments": {}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "ping"},
+    ]
+    process.stdin.write("".join(json.dumps(m) + "\n" for m in messages).encode())
+    process.stdin.flush()
+    answered = [json.loads(process.stdout.readline())["id"] for _ in range(2)]
+    assert answered == [1, 3]  # the call is under way, delayed by the `slow` fault
+    process.stdout.close()
+    process.stdin.close()
+
+    assert process.wait(30) == 0
+    assert b"Traceback" not in process.stderr.read()
+    process.stderr.close()
+    exits = read_ledger(ledger).of("process_exit")
+    assert [e["reason"] for e in exits] in (["client gone"], ["stdin closed"])

@@ -66,6 +66,7 @@ def test_policies_shrink_to_auto_mode_alone() -> None:
         (lambda: fleet_specs(min_servers=3, max_servers=2), "max_servers must be"),
         (lambda: fleet_specs(max_tools=-1), "max_tools must be"),
         (lambda: fleet_specs(max_servers="4"), "max_servers must be an integer, got '4'"),  # type: ignore[arg-type]
+        (lambda: fleet_specs(max_servers=200, max_tools=1000), "must stay within the fleet limit of 100,000 tools"),
         (lambda: server_specs(server_id="bad__id"), "server_id must be"),
         (lambda: server_specs(domains=["knitting"]), "domains must be"),
         (lambda: tool_specs(raw="yes"), "raw must be True or False"),  # type: ignore[arg-type]

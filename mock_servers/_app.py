@@ -1,0 +1,281 @@
+"""The ASGI application of a fleet host: many fleets of servers in one process, each on its own path.
+
+A `FleetApp` serves any number of fleets, added and removed while it runs; server ``s`` of
+fleet ``f`` lives at ``/f/s/mcp``, and ``/_fleet/...`` is a small control API (add a fleet,
+remove it, health) guarded by a token. `mock_servers._http` runs it with uvicorn.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup, TaskStatus
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+
+from mock_servers._errors import HostError, SpecError
+from mock_servers._ledger import Ledger
+from mock_servers._raw import RawHttpServer, Receive, Scope, Send, abort, read_body
+from mock_servers._server import ServerCore, sdk_server_for
+from mock_servers._spec import FleetSpec, spec_from_dict
+
+__all__ = ["SESSION_IDLE_SECONDS", "FleetApp", "FleetUrls"]
+
+#: How long a legacy-era HTTP session may sit idle (no request in flight) before the server
+#: closes it, so the sessions of clients that vanished without a DELETE end in the ledger.
+SESSION_IDLE_SECONDS = 300.0
+
+_SECURITY = TransportSecuritySettings(
+    enable_dns_rebinding_protection=True,
+    allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+    allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+)
+_CONTROL = "_fleet"
+
+
+class FleetUrls(dict[str, str]):
+    """Server id → endpoint URL of one fleet being served; ``.fleet`` is the fleet's name."""
+
+    def __init__(self, fleet: str, urls: Mapping[str, str]) -> None:
+        super().__init__(urls)
+        self.fleet = fleet
+
+
+@dataclass(slots=True)
+class _Mount:
+    core: ServerCore
+    handle: Any
+    stop: anyio.Event = field(default_factory=anyio.Event)
+    done: anyio.Event = field(default_factory=anyio.Event)
+
+
+@dataclass(slots=True)
+class _Fleet:
+    name: str
+    ledger: Ledger
+    mounts: dict[str, _Mount]
+    stopping: anyio.Event
+
+
+class FleetApp:
+    """The ASGI application of a fleet host (see the module docstring)."""
+
+    def __init__(self, *, token: str | None = None, session_idle_seconds: float = SESSION_IDLE_SECONDS) -> None:
+        self.token = token
+        self.session_idle_seconds = session_idle_seconds
+        self.base_url = ""
+        self._fleets: dict[str, _Fleet] = {}
+        self._tg: TaskGroup | None = None
+        self._counter = 0
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[FleetApp]:
+        """Run the task group that owns every server's session manager."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            try:
+                yield self
+            finally:
+                with anyio.CancelScope(shield=True):
+                    for name in list(self._fleets):
+                        await self.remove_fleet(name)
+                self._tg = None
+                tg.cancel_scope.cancel()
+
+    def fleets(self) -> dict[str, FleetUrls]:
+        return {name: self._urls(f) for name, f in self._fleets.items()}
+
+    async def add_fleet(
+        self, spec: FleetSpec, ledger: Ledger | str | os.PathLike[str] | None = None, *, name: str | None = None
+    ) -> FleetUrls:
+        """Start serving a fleet; returns the URL of each server.
+
+        Raises:
+            HostError: the host is not running, or the fleet name is taken or unusable.
+        """
+        if self._tg is None:
+            raise HostError("the fleet host is not running")
+        if name is None:
+            self._counter += 1
+            name = f"f{self._counter}"
+        if name in self._fleets or name == _CONTROL or not name.replace("-", "").replace("_", "").isalnum():
+            raise HostError(f"fleet name {name!r} is taken or not made of letters, digits, '-' and '_'")
+        ledger = ledger if isinstance(ledger, Ledger) else Ledger(ledger, transport="http")
+        ledger = ledger.for_transport("http")
+        fleet = _Fleet(name, ledger, {}, anyio.Event())
+        for server in spec.servers:
+            core = ServerCore(server, ledger, "http", fleet.stopping)
+            mount = _Mount(core, None)
+            if server.raw:
+                raw = RawHttpServer(core, self.session_idle_seconds)
+                mount.handle = raw
+                await self._tg.start(_own_raw, raw, mount)
+            else:
+                manager = StreamableHTTPSessionManager(
+                    app=sdk_server_for(core),
+                    security_settings=_SECURITY,
+                    session_idle_timeout=self.session_idle_seconds,
+                )
+                mount.handle = manager.handle_request
+                await self._tg.start(_own_manager, manager, mount)
+            fleet.mounts[server.id] = mount
+        self._fleets[name] = fleet
+        ledger.record("fleet_added", None, fleet=name, servers=[s.id for s in spec.servers])
+        return self._urls(fleet)
+
+    async def remove_fleet(self, name: str) -> None:
+        """Stop serving a fleet: its sessions end and its paths answer 404.
+
+        Raises:
+            HostError: there is no fleet of that name.
+        """
+        fleet = self._fleets.pop(name, None)
+        if fleet is None:
+            raise HostError(f"no fleet named {name!r}")
+        fleet.stopping.set()
+        for mount in fleet.mounts.values():
+            mount.stop.set()
+        for mount in fleet.mounts.values():
+            await mount.done.wait()
+        fleet.ledger.record("fleet_removed", None, fleet=name)
+
+    async def stop_all(self) -> None:
+        for name in list(self._fleets):
+            await self.remove_fleet(name)
+
+    def _urls(self, fleet: _Fleet) -> FleetUrls:
+        return FleetUrls(fleet.name, {sid: f"{self.base_url}/{fleet.name}/{sid}/mcp" for sid in fleet.mounts})
+
+    # -- ASGI -----------------------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        parts = scope["path"].strip("/").split("/")
+        if parts[0] == _CONTROL:
+            await self._control(scope, receive, send, parts[1:])
+            return
+        fleet = self._fleets.get(parts[0])
+        mount = fleet.mounts.get(parts[1]) if fleet and len(parts) == 3 and parts[2] == "mcp" else None
+        if mount is None:
+            await _json(send, 404, {"error": f"no server at {scope['path']}"})
+            return
+        await self._serve(mount, scope, receive, send)
+
+    async def _serve(self, mount: _Mount, scope: Scope, receive: Receive, send: Send) -> None:
+        core = mount.core
+        faults = core.spec.faults
+        if faults.fail_to_start:
+            core.fault("fail_to_start")
+            await _json(send, 500, {"error": f"server {core.spec.id} failed to start (injected fault)"})
+            return
+        if scope["method"] == "POST" and (faults.crash_on_list is not None or faults.drop_mid_call):
+            body = await read_body(receive)
+            if self._drops(core, body):
+                await abort(send)
+            receive = _replay(body)
+        await mount.handle(scope, receive, send)
+
+    @staticmethod
+    def _drops(core: ServerCore, body: bytes) -> bool:
+        """Whether this request is one a fault says to cut off (recording the fault if so)."""
+        try:
+            message = json.loads(body)
+        except ValueError:
+            return False
+        if not isinstance(message, dict) or not isinstance(message.get("params", {}), dict):
+            return False
+        params = message.get("params") or {}
+        if message.get("method") == "tools/list":
+            try:
+                page = core.page_index(params.get("cursor"))
+            except Exception:
+                return False
+            if core.list_fault(page) == "crash_on_list":
+                core.fault("crash_on_list", page=page)
+                return True
+        if message.get("method") == "tools/call" and isinstance(params.get("name"), str):
+            name = params["name"]
+            if core.spec.faults.calls_drop(name):
+                core.record("tool_called", name=name, arguments=params.get("arguments") or {}, isError=True)
+                core.fault("drop_mid_call", tool=name)
+                return True
+        return False
+
+    async def _control(self, scope: Scope, receive: Receive, send: Send, parts: list[str]) -> None:
+        headers = dict(scope["headers"])
+        if self.token is not None and headers.get(b"x-fleet-token", b"").decode() != self.token:
+            await _json(send, 403, {"error": "missing or wrong X-Fleet-Token"})
+            return
+        method = scope["method"]
+        try:
+            if parts == ["health"]:
+                await _json(send, 200, {"ok": True, "pid": os.getpid(), "fleets": sorted(self._fleets)})
+            elif parts == ["fleets"] and method == "POST":
+                request = json.loads(await read_body(receive))
+                spec = spec_from_dict(request["spec"], source=request.get("source", "<control request>"))
+                urls = await self.add_fleet(spec, request.get("ledger"), name=request.get("name"))
+                await _json(send, 200, {"fleet": urls.fleet, "servers": dict(urls)})
+            elif len(parts) == 2 and parts[0] == "fleets" and method == "DELETE":
+                await self.remove_fleet(parts[1])
+                await _json(send, 200, {"removed": parts[1]})
+            else:
+                await _json(send, 404, {"error": "unknown control request"})
+        except SpecError as exc:
+            await _json(send, 400, {"error": str(exc), "kind": "spec_error"})
+        except HostError as exc:
+            await _json(send, 409, {"error": str(exc), "kind": "host_error"})
+        except (ValueError, KeyError, TypeError) as exc:
+            await _json(send, 400, {"error": f"malformed control request: {exc!r}", "kind": "bad_request"})
+
+
+async def _own_manager(
+    manager: StreamableHTTPSessionManager, mount: _Mount, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+) -> None:
+    # A session manager is entered and exited by this one task, as anyio requires.
+    try:
+        async with manager.run():
+            task_status.started()
+            await mount.stop.wait()
+    finally:
+        mount.done.set()
+
+
+async def _own_raw(
+    raw: RawHttpServer, mount: _Mount, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+) -> None:
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(raw.expire_idle_sessions)
+            task_status.started()
+            await mount.stop.wait()
+            tg.cancel_scope.cancel()
+    finally:
+        raw.close_sessions()
+        mount.done.set()
+
+
+def _replay(body: bytes) -> Receive:
+    sent = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    return receive
+
+
+async def _json(send: Send, status: int, data: Any) -> None:
+    body = json.dumps(data).encode()
+    await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json")]})
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,87 @@
+"""Client configuration for a fleet: what VS Code, Claude Desktop, Cursor or the MCP Inspector read.
+
+Each client keeps its servers in a JSON file of its own shape; `client_config` gives that
+file's content with one entry per server of the fleet:
+
+- ``vscode``: ``.vscode/mcp.json``, ``{"servers": {id: {"type": "http", "url": …}}}``;
+- ``claude``: Claude Desktop's ``claude_desktop_config.json``, ``{"mcpServers": {id:
+  {"command": …, "args": […], "env": {…}}}}``, absolute stdio commands (its file starts
+  local processes only);
+- ``cursor``: ``.cursor/mcp.json``, ``{"mcpServers": {id: {"url": …}}}``;
+- ``inspector``: a file for ``mcp-inspector --config FILE --server ID``,
+  ``{"mcpServers": {id: {"type": "http", "url": …}}}``.
+
+Over HTTP the URLs are those of ``mcp-fleet serve --port PORT [--processes N]``; over stdio
+each entry starts ``python -m mock_servers stdio SPEC --server-id ID`` with this interpreter.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from mock_servers._errors import FleetArgumentError
+from mock_servers._serve import endpoint_urls
+from mock_servers._spec import FleetSpec
+from mock_servers._stdio import stdio_params
+
+__all__ = ["CLIENTS", "DEFAULT_PORT", "client_config", "default_transport"]
+
+CLIENTS = ("vscode", "claude", "cursor", "inspector")
+#: The port ``config`` assumes when none is given (``serve`` must then be started with it).
+DEFAULT_PORT = 8765
+_TRANSPORTS = {
+    "vscode": ("http", "stdio"),
+    "claude": ("stdio",),
+    "cursor": ("http", "stdio"),
+    "inspector": ("http", "stdio"),
+}
+_TYPED = ("vscode", "inspector")  # clients whose entries name their transport in "type"
+
+
+def default_transport(client: str) -> str:
+    """The transport a client's entries use unless asked otherwise."""
+    return _TRANSPORTS[client][0]
+
+
+def client_config(
+    client: str,
+    spec: FleetSpec,
+    *,
+    source: str | os.PathLike[str] | None = None,
+    transport: str | None = None,
+    port: int = DEFAULT_PORT,
+    processes: int = 1,
+    ledger_path: str | os.PathLike[str] | None = None,
+) -> dict[str, Any]:
+    """The content of ``client``'s configuration file for every server of ``spec``.
+
+    ``source`` is the preset name or spec file stdio entries start the servers from (the
+    spec travels inline on each command line without it); ``ledger_path`` is where those
+    servers record. Over HTTP the ledger belongs to ``mcp-fleet serve``.
+
+    Raises:
+        FleetArgumentError: an unknown client, a transport the client's file cannot
+            describe, or a port out of range.
+    """
+    if client not in CLIENTS:
+        raise FleetArgumentError(f"client must be one of {', '.join(CLIENTS)}, got {client!r}")
+    transport = transport or default_transport(client)
+    if transport not in _TRANSPORTS[client]:
+        raise FleetArgumentError(f"{client}'s configuration file cannot start {transport} servers")
+    if transport == "http" and not port:
+        raise FleetArgumentError("over HTTP the clients need a fixed port: give one from 1 to 65535")
+    entries: dict[str, dict[str, Any]] = {}
+    if transport == "http":
+        for server_id, url in endpoint_urls(spec, port, processes).items():
+            entries[server_id] = {"type": "http", "url": url} if client in _TYPED else {"url": url}
+    else:
+        for server in spec.servers:
+            params = stdio_params(source if source is not None else spec, server.id, ledger_path)
+            entry: dict[str, Any] = {
+                "command": params.command,
+                "args": list(params.args),
+                "env": dict(params.env or {}),
+            }
+            entries[server.id] = {"type": "stdio", **entry} if client in _TYPED else entry
+    return {"servers" if client == "vscode" else "mcpServers": entries}

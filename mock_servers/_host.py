@@ -1,0 +1,183 @@
+"""`FleetHost`: a long-lived ``mcp-fleet host`` process, and a client for its control API.
+
+A test session starts one host process and serves many generated fleets from it: each
+``add_fleet`` sends a spec to the host (``POST /_fleet/fleets``) and gets the URL of every
+server back. The process leads its own process group and watches its stdin, so it is
+ended with everything it started, and never outlives this process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from mock_servers._app import SESSION_IDLE_SECONDS, FleetUrls
+from mock_servers._errors import HostError
+from mock_servers._processes import ProcessGroup
+from mock_servers._spec import FleetSpec, resolve_spec, spec_to_dict
+from mock_servers._stdio import PACKAGE_ROOT
+
+__all__ = ["FleetHost"]
+
+
+class FleetHost:
+    """A long-lived fleet host subprocess and a client for its control API.
+
+    Start it once (``with FleetHost.start() as host:``), then add fleets to it at any
+    time; each ``add_fleet`` returns the URL of every server of that fleet. The process
+    ends when the ``with`` block exits, when `close` is called, or when this process
+    ends (it watches its stdin), so it is never left behind.
+    """
+
+    def __init__(self, group: ProcessGroup, url: str, token: str, log_path: Path) -> None:
+        self.group = group
+        self.url = url
+        self.token = token
+        self.log_path = log_path
+        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+    @property
+    def process(self) -> subprocess.Popen[bytes]:
+        """The host process."""
+        return self.group.popen
+
+    @classmethod
+    @contextlib.contextmanager
+    def start(
+        cls, *, timeout: float = 60.0, port: int = 0, session_idle_seconds: float = SESSION_IDLE_SECONDS
+    ) -> Iterator[FleetHost]:
+        """Spawn ``python -m mock_servers host`` and wait for its address.
+
+        Raises:
+            HostError: the process did not report an address within ``timeout`` seconds.
+        """
+        host = cls.spawn(timeout=timeout, port=port, session_idle_seconds=session_idle_seconds)
+        try:
+            yield host
+        finally:
+            host.close()
+
+    @classmethod
+    def spawn(
+        cls, *, timeout: float = 60.0, port: int = 0, session_idle_seconds: float = SESSION_IDLE_SECONDS
+    ) -> FleetHost:
+        """Like `start`, for callers that manage the lifetime themselves (call `close`)."""
+        return cls.launch(port=port, session_idle_seconds=session_idle_seconds).connect(timeout)
+
+    @classmethod
+    def launch(cls, *, port: int = 0, session_idle_seconds: float = SESSION_IDLE_SECONDS) -> _Launched:
+        """Start the process without waiting for it: several hosts then start side by side."""
+        log = tempfile.NamedTemporaryFile(prefix="mcp-fleet-host-", suffix=".log", delete=False)  # noqa: SIM115
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
+        argv = [sys.executable, "-m", "mock_servers", "host", "--port", str(port)]
+        argv += ["--session-idle", repr(float(session_idle_seconds))]
+        try:
+            group = ProcessGroup.start(argv, env=env, stderr=log)
+        finally:
+            log.close()
+        return _Launched(group, Path(log.name))
+
+    def add_fleet(
+        self,
+        spec: FleetSpec | str | os.PathLike[str],
+        ledger_path: str | os.PathLike[str] | None = None,
+        *,
+        name: str | None = None,
+    ) -> FleetUrls:
+        """Serve a fleet (a `FleetSpec`, preset name or spec file); returns server id → URL.
+
+        Raises:
+            HostError: the host refused (name taken) or is gone.
+        """
+        body: dict[str, Any] = {"spec": spec_to_dict(resolve_spec(spec)), "name": name}
+        if ledger_path is not None:
+            body["ledger"] = str(Path(ledger_path).resolve())
+        answer = self._request("POST", "/_fleet/fleets", body)
+        return FleetUrls(answer["fleet"], answer["servers"])
+
+    def remove_fleet(self, fleet: str | FleetUrls) -> None:
+        """Stop serving a fleet, given its name or the `FleetUrls` that `add_fleet` returned."""
+        name = fleet.fleet if isinstance(fleet, FleetUrls) else fleet
+        self._request("DELETE", f"/_fleet/fleets/{name}", None)
+
+    def health(self) -> dict[str, Any]:
+        answer: dict[str, Any] = self._request("GET", "/_fleet/health", None)
+        return answer
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Stop the host process: close its stdin (it removes its fleets and exits), then signal its group."""
+        _stop(self.group, self.log_path, timeout)
+
+    def _request(self, method: str, path: str, body: Any) -> Any:
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.url + path, data=data, method=method)
+        request.add_header("X-Fleet-Token", self.token)
+        request.add_header("Content-Type", "application/json")
+        try:
+            with self._opener.open(request, timeout=120) as response:
+                return json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            detail = exc.read().decode(errors="replace")
+            with contextlib.suppress(ValueError, KeyError, TypeError):
+                detail = json.loads(detail)["error"]
+            raise HostError(f"fleet host refused {method} {path}: {detail}") from None
+        except OSError as exc:
+            raise HostError(f"fleet host at {self.url} is unreachable: {exc}") from None
+
+
+class _Launched:
+    """A host process that was started and has not yet reported its address."""
+
+    def __init__(self, group: ProcessGroup, log_path: Path) -> None:
+        self.group = group
+        self.log_path = log_path
+
+    def connect(self, timeout: float = 60.0) -> FleetHost:
+        """Wait for the host's address line.
+
+        Raises:
+            HostError: no address within ``timeout`` seconds; the host is stopped and its log quoted.
+        """
+        line = _read_line(self.group.popen, timeout)
+        try:
+            info = json.loads(line)
+            return FleetHost(self.group, info["url"], info["token"], self.log_path)
+        except (ValueError, KeyError, TypeError):
+            text = self.log_path.read_text(errors="replace")[-2000:]
+            self.close(0.5)
+            raise HostError(f"the fleet host did not start (first line {line!r}); its log ends with:\n{text}") from None
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Stop the process, whether or not it reported its address."""
+        _stop(self.group, self.log_path, timeout)
+
+
+def _stop(group: ProcessGroup, log_path: Path, timeout: float) -> None:
+    group.stop(timeout)
+    with contextlib.suppress(OSError):
+        log_path.unlink()
+
+
+def _read_line(process: subprocess.Popen[bytes], timeout: float) -> str:
+    result: list[bytes] = []
+
+    def read() -> None:
+        assert process.stdout is not None
+        with contextlib.suppress(OSError, ValueError):
+            result.append(process.stdout.readline())
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(timeout)
+    return result[0].decode(errors="replace").strip() if result else ""

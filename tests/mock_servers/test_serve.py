@@ -1,0 +1,69 @@
+"""``mcp-fleet serve``: spreading a fleet over processes, stable URLs, and ending the whole tree on a signal."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+from mock_servers import FleetArgumentError, FleetSpec, ServerSpec, preset, read_ledger
+from mock_servers._processes import pid_alive, wait_for_pids
+from mock_servers._serve import endpoint_urls, partition
+from tests.mock_servers.mock_fleet_helpers import free_port_pair, list_all, post_initialize
+
+ROOT = str(Path(__file__).resolve().parents[2])
+
+
+def test_a_fleet_is_cut_in_order_into_parts_of_about_equal_tool_counts() -> None:
+    counts = [40, 5, 5, 5, 5, 20, 0, 0, 10, 10]
+    spec = FleetSpec(servers=tuple(ServerSpec(id=f"s{i}", tool_count=n) for i, n in enumerate(counts)))
+    parts = partition(spec, 3)
+    assert [[s.id for s in part.servers] for part in parts] == [
+        ["s0"],
+        ["s1", "s2", "s3", "s4"],
+        ["s5", "s6", "s7", "s8", "s9"],
+    ]
+    assert [len(p.servers) for p in partition(spec, 50)] == [1] * 10
+    with pytest.raises(FleetArgumentError, match="processes must be a positive integer"):
+        partition(spec, 0)
+
+
+async def tool_count(url: str) -> int:
+    async with Client(url) as client:
+        return len(await list_all(client))
+
+
+def test_serve_over_two_processes_gives_stable_urls_and_sigint_ends_every_process(tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.jsonl"
+    port = free_port_pair()
+    command = [sys.executable, "-m", "mock_servers", "serve", "seed-example", "--port", str(port)]
+    command += ["--processes", "2", "--ledger", str(ledger)]
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) as process:
+        try:
+            assert process.stdout is not None and process.stderr is not None
+            first = json.loads(process.stdout.readline())
+            assert first["servers"] == endpoint_urls(preset("seed-example"), port, processes=2)
+            assert first["pid"] == process.pid and len(first["pids"]) == 3
+            assert [anyio.run(tool_count, first["servers"][s]) for s in ("github", "data")] == [40, 40]
+            session = post_initialize(first["servers"]["linear"])  # a client that then vanishes
+
+            process.send_signal(signal.SIGINT)
+            assert process.wait(60) == 0
+            assert b"Traceback" not in process.stderr.read()
+        finally:
+            if process.poll() is None:
+                process.kill()
+    wait_for_pids(first["pids"], timeout=30)
+    assert [pid for pid in first["pids"] if pid_alive(pid)] == []
+    view = read_ledger(ledger)
+    assert [(e["pid"], e["reason"]) for e in view.of("process_exit")] == [(process.pid, "SIGINT")]
+    assert sorted(e["pid"] for e in view.of("fleet_removed")) == sorted(first["pids"][1:])
+    assert [e["sessionId"] for e in view.of("session_closed")] == [session]
