@@ -95,18 +95,18 @@ def lingers_after_shutdown() -> None:
     _swap(stdio.Server, "_shutdown", _shutdown)
 
 
-# Helpers started by the driver and never ended.
-_HELPERS: list[subprocess.Popen[bytes]] = []
+# Processes the driver started and never ends.
+_DETACHED: list[subprocess.Popen[bytes]] = []
 
 
-@defect("PRO-7.1", "the driver starts a helper process in a session of its own and never ends it")
-def helper_outlives_the_driver() -> None:
-    """A helper that waits for signals, detached from the driver's process group, survives shutdown."""
+@defect("PRO-7.1", "the driver starts a process outside its process group and never ends it")
+def detached_process_outlives_the_driver() -> None:
+    """A child that waits for signals, in a new session of its own, survives the driver's shutdown."""
     original = stdio.serve
 
     async def serve(driver: Any) -> None:
-        helper = [sys.executable, "-c", "import signal; signal.pause()"]
-        _HELPERS.append(subprocess.Popen(helper, stdin=subprocess.DEVNULL, start_new_session=True))
+        child = [sys.executable, "-c", "import signal; signal.pause()"]
+        _DETACHED.append(subprocess.Popen(child, stdin=subprocess.DEVNULL, start_new_session=True))
         await original(driver)
 
     _swap(stdio, "serve", serve)
