@@ -60,9 +60,6 @@ PENDING: Final[frozenset[str]] = frozenset(
         "DSC-9.2",
         "DEF-2.1",
         "DEF-4.1",
-        "GATE-4.4",
-        "ERR-1.2",
-        "ERR-2.2",
     }
 )
 

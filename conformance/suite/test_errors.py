@@ -4,6 +4,8 @@ with stdio servers, whose processes the ledger sees), and what error messages sa
 
 from __future__ import annotations
 
+import socket
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, cast
 
@@ -11,12 +13,112 @@ import pytest
 
 from conformance import OutcomeError, Sut, SutMisbehaved, clause
 from conformance.suite._fleets import Fleet, Fleets
-from conformance.suite._wire import fail, names, open_params, portable, run
+from conformance.suite._wire import base_tools, fail, names, open_params, portable, refusal_or, run
 from mock_servers import Faults, FleetSpec, ServerSpec, ToolSpec
 
 
 def _one_server(fleets: Fleets) -> AbstractContextManager[Fleet]:
     return fleets.serve(FleetSpec(servers=(ServerSpec(id="s0", tool_count=4),), seed=0))
+
+
+def _attempt(sut: Sut, params: dict[str, Any]) -> list[dict[str, Any]] | OutcomeError:
+    """Open a run (and close it again): its first definitions, or the refusal."""
+    return run(refusal_or(sut, params))
+
+
+def _expect_open(sentence: str, what: str, got: list[dict[str, Any]] | OutcomeError, case: object) -> None:
+    if isinstance(got, OutcomeError):
+        raise fail((sentence,), f"{what}: the run was refused", expected="an open run", observed=str(got), case=case)
+
+
+def _expect_refusal(
+    sentence: str,
+    what: str,
+    got: list[dict[str, Any]] | OutcomeError,
+    kind: str,
+    case: object,
+    naming: Sequence[str] = (),
+) -> None:
+    """``got`` must be a refusal of ``kind`` whose message names each of ``naming``."""
+    expected = f"{kind} naming {list(naming)}" if naming else kind
+    if not isinstance(got, OutcomeError):
+        raise fail((sentence,), f"{what}: the run opened", expected=expected, observed=names(got), case=case)
+    if got.kind != kind or any(word not in got.message for word in naming):
+        raise fail((sentence,), f"{what}: the wrong refusal", expected=expected, observed=str(got), case=case)
+
+
+def _expect_nothing_left(sentence: str, what: str, served: Fleet) -> None:
+    """Every stdio server process of ``served`` has ended and every session is closed."""
+    alive = served.processes_alive()
+    if alive or not served.ledger().every_session_closed():
+        raise fail(
+            (sentence,),
+            f"{what} left server processes or sessions behind",
+            expected=[],
+            observed=alive or portable(served.ledger().sessions_open()),
+            case=served.describe(),
+        )
+
+
+# Required tools of one server against its maxActiveTools, at the limit and one over it
+# (none required has no "over": ERR-3.3 refuses -1): (how, policy given the names of the
+# server's 6 tools, required count, over).
+REQUIRED_PER_SERVER: list[tuple[str, Any, int, bool]] = [
+    (how, policy, required, over)
+    for how, policy, required in [
+        ("all", lambda listed: {"mode": "all"}, 6),
+        ("allowlist", lambda listed: {"mode": "allowlist", "allowedTools": listed[:4]}, 4),
+        ("pinned", lambda listed: {"pinnedTools": listed[:3]}, 3),
+        ("nothing", lambda listed: {"mode": "allowlist", "allowedTools": []}, 0),
+    ]
+    for over in ([False, True] if required else [False])
+]
+
+
+@clause("ERR-1.1", "ERR-1.2")
+@pytest.mark.parametrize(
+    ("how", "policy", "required", "over"),
+    REQUIRED_PER_SERVER,
+    ids=[f"{r[0]}-{'over' if r[3] else 'at'}" for r in REQUIRED_PER_SERVER],
+)
+def test_required_tools_over_max_active_tools_are_a_selection_error(
+    sut: Sut, fleets: Fleets, how: str, policy: Any, required: int, over: bool
+) -> None:
+    spec = FleetSpec(servers=(ServerSpec(id="other", tool_count=3), ServerSpec(id="bigsrv", tool_count=6)), seed=7)
+    with fleets.serve(spec) as served:
+        names_ = [t["name"] for t in served.tools["bigsrv"]]
+        maximum = required - 1 if over else required
+        params = open_params(served.with_policies({"bigsrv": policy(names_) | {"maxActiveTools": maximum}}))
+        got = _attempt(sut, params)
+    what = f"{required} required tools ({how}) and maxActiveTools {maximum}"
+    if over:
+        _expect_refusal("ERR-1.1", what, got, "selection_error", params, naming=["bigsrv"])
+    else:
+        _expect_open("ERR-1.2", what, got, params)
+
+
+@clause("ERR-2.1", "ERR-2.2")
+@pytest.mark.parametrize("over", [False, True], ids=["fill", "over"])
+@pytest.mark.parametrize("discovery", [False, True], ids=["no-discovery", "discovery"])
+def test_required_tools_over_the_first_round_capacity_are_a_selection_error(
+    sut: Sut, fleets: Fleets, discovery: bool, over: bool
+) -> None:
+    # Two servers of 5 required tools each (10, neither over its maxActiveTools), and as many
+    # base tools as leave exactly 10 first-round slots, or 9: 96 - base - discovery tool.
+    servers = [ServerSpec(id="r1", tool_count=5), ServerSpec(id="r2", tool_count=5)]
+    policies: dict[str, dict[str, Any]] = {"r1": {"mode": "all"}, "r2": {"mode": "all"}}
+    if discovery:
+        servers.append(ServerSpec(id="auto", tool_count=3))
+    base = 96 - 10 - int(discovery) + int(over)
+    with fleets.serve(FleetSpec(servers=tuple(servers), seed=8), policies) as served:
+        params = open_params(served.servers, base_tools(base))
+        case = {"servers": [s.id for s in servers], "policies": policies, "base tools": base}
+        got = _attempt(sut, params)
+    what = f"10 required tools, {base} base tools{' and the discovery tool' if discovery else ''}"
+    if over:
+        _expect_refusal("ERR-2.1", what, got, "selection_error", case)
+    else:
+        _expect_open("ERR-2.2", what, got, case)
 
 
 BAD_CONFIG = [
@@ -27,152 +129,134 @@ BAD_CONFIG = [
     ("ERR-3.1", "id with a dot", lambda s: s | {"id": "s.0"}),
     ("ERR-3.1", "id non-ASCII", lambda s: s | {"id": "sé"}),
     ("ERR-3.1", "id with __", lambda s: s | {"id": "s__0"}),
+    ("ERR-3.1", "id null", lambda s: s | {"id": None}),
+    ("ERR-3.1", "id a boolean", lambda s: s | {"id": True}),
+    ("ERR-3.1", "id a list", lambda s: s | {"id": ["s0"]}),
+    ("ERR-3.1", "id only __", lambda s: s | {"id": "__"}),
+    ("ERR-3.1", "id with a slash", lambda s: s | {"id": "s/0"}),
+    ("ERR-3.1", "id with a trailing newline", lambda s: s | {"id": "s0\n"}),
+    ("ERR-3.1", "id with a non-ASCII digit", lambda s: s | {"id": "s\u0663"}),
+    ("ERR-3.1", "id with a fullwidth letter", lambda s: s | {"id": "\uff530"}),
+    ("ERR-3.2", "id repeated", lambda s: [s, s]),
     ("ERR-3.3", "maxActiveTools 97", lambda s: s | {"policy": {"maxActiveTools": 97}}),
     ("ERR-3.3", "maxActiveTools -1", lambda s: s | {"policy": {"maxActiveTools": -1}}),
     ("ERR-3.3", "maxActiveTools string", lambda s: s | {"policy": {"maxActiveTools": "5"}}),
     ("ERR-3.3", "maxActiveTools float", lambda s: s | {"policy": {"maxActiveTools": 2.5}}),
     ("ERR-3.3", "maxActiveTools boolean", lambda s: s | {"policy": {"maxActiveTools": True}}),
+    ("ERR-3.3", "maxActiveTools false", lambda s: s | {"policy": {"maxActiveTools": False}}),
+    ("ERR-3.3", "maxActiveTools 1000", lambda s: s | {"policy": {"maxActiveTools": 1000}}),
     ("ERR-3.4", "unknown mode", lambda s: s | {"policy": {"mode": "some"}}),
+    ("ERR-3.4", "mode in capitals", lambda s: s | {"policy": {"mode": "All"}}),
+    ("ERR-3.4", "mode not a string", lambda s: s | {"policy": {"mode": 1}}),
     ("ERR-3.4", "unknown sideEffects", lambda s: s | {"policy": {"sideEffects": "none"}}),
+    ("ERR-3.4", "sideEffects in lower case", lambda s: s | {"policy": {"sideEffects": "readonly"}}),
     ("ERR-3.5", "allowedTools a string", lambda s: s | {"policy": {"allowedTools": "a"}}),
+    ("ERR-3.5", "deniedTools a string", lambda s: s | {"policy": {"deniedTools": "abc"}}),
     ("ERR-3.5", "deniedTools with a number", lambda s: s | {"policy": {"deniedTools": [1]}}),
+    ("ERR-3.5", "allowedTools with null", lambda s: s | {"policy": {"mode": "allowlist", "allowedTools": [None]}}),
     ("ERR-3.5", "pinnedTools an object", lambda s: s | {"policy": {"pinnedTools": {"a": 1}}}),
+    ("ERR-3.5", "pinnedTools a nested list", lambda s: s | {"policy": {"pinnedTools": [["a"]]}}),
 ]
 
 
-@clause("ERR-3.1", "ERR-3.3", "ERR-3.4", "ERR-3.5")
+@clause("ERR-3.1", "ERR-3.2", "ERR-3.3", "ERR-3.4", "ERR-3.5")
 @pytest.mark.parametrize(("sentence", "what", "mutate"), BAD_CONFIG, ids=[b[1] for b in BAD_CONFIG])
 def test_invalid_configuration_is_a_config_error(
-    sut: Sut, fleets: Fleets, sentence: str, what: str, mutate: Any
+    sut: Sut, fleets: Fleets, sentence: str, what: str, mutate: Callable[[dict[str, Any]], Any]
 ) -> None:
     with _one_server(fleets) as served:
-        server = mutate(dict(served.servers[0]))
-        params = open_params([server])
-
-        async def body() -> None:
-            try:
-                async with sut.open(params) as r:
-                    got = names(await r.definitions())
-            except OutcomeError as exc:
-                if exc.kind != "config_error":
-                    raise fail(
-                        (sentence,),
-                        f"{what}: wrong error kind",
-                        expected="config_error",
-                        observed=str(exc),
-                        case=params,
-                    ) from None
-                return
-            raise fail((sentence,), f"{what}: the run opened", expected="config_error", observed=got, case=params)
-
-        run(body())
+        changed = mutate(dict(served.servers[0]))
+        params = open_params(changed if isinstance(changed, list) else [changed])
+        _expect_refusal(sentence, what, _attempt(sut, params), "config_error", params)
 
 
-@clause("ERR-3.3")
-@pytest.mark.parametrize("max_active", [0, 1, 95, 96])
-def test_max_active_tools_at_the_bounds_is_valid(sut: Sut, fleets: Fleets, max_active: int) -> None:
+# The valid side of ERR-3.1 to ERR-3.3: every character an id may hold, single underscores
+# anywhere, ids that differ only in case (not repeats), maxActiveTools at its bounds.
+VALID_CONFIG = [
+    *(("ERR-3.1", f"id {i!r}", lambda s, i=i: s | {"id": i}) for i in ("a", "_", "-", "Zz-9_x")),
+    ("ERR-3.1", "ids 'a_' and '_a'", lambda s: [s | {"id": "a_"}, s | {"id": "_a"}]),
+    ("ERR-3.2", "ids 's0' and 'S0'", lambda s: [s | {"id": "s0"}, s | {"id": "S0"}]),
+    *(("ERR-3.3", f"maxActiveTools {n}", lambda s, n=n: s | {"policy": {"maxActiveTools": n}}) for n in (0, 1, 95, 96)),
+]
+
+
+@clause("ERR-3.1", "ERR-3.2", "ERR-3.3")
+@pytest.mark.parametrize(("sentence", "what", "mutate"), VALID_CONFIG, ids=[v[1] for v in VALID_CONFIG])
+def test_valid_configuration_opens_the_run(
+    sut: Sut, fleets: Fleets, sentence: str, what: str, mutate: Callable[[dict[str, Any]], Any]
+) -> None:
     with _one_server(fleets) as served:
-        params = open_params(served.with_policies({"s0": {"maxActiveTools": max_active}}))
-
-        async def body() -> None:
-            try:
-                async with sut.open(params) as r:
-                    await r.definitions()
-            except OutcomeError as exc:
-                raise fail(
-                    ("ERR-3.3",),
-                    f"maxActiveTools {max_active} was refused",
-                    expected="an open run",
-                    observed=str(exc),
-                    case=params,
-                ) from None
-
-        run(body())
+        changed = mutate(dict(served.servers[0]))
+        params = open_params(changed if isinstance(changed, list) else [changed])
+        _expect_open(sentence, what, _attempt(sut, params), params)
 
 
-@clause("ERR-3.2")
-def test_repeated_server_id_is_a_config_error(sut: Sut, fleets: Fleets) -> None:
-    with _one_server(fleets) as served:
-        params = open_params([served.servers[0], served.servers[0]])
+def _listing(server_id: str, *tools: str) -> ServerSpec:
+    """A server that lists exactly ``tools``."""
+    return ServerSpec(
+        id=server_id, tool_count=0, tools=tuple(ToolSpec(name=t, description=f"Tool {t}.") for t in tools)
+    )
 
-        async def body() -> None:
-            try:
-                await sut.open(params)
-            except OutcomeError as exc:
-                if exc.kind == "config_error":
-                    return
-                raise fail(
-                    ("ERR-3.2",), "wrong error kind", expected="config_error", observed=str(exc), case=params
-                ) from None
-            raise fail(("ERR-3.2",), "a repeated server id was accepted", expected="config_error", case=params)
 
-        run(body())
+# Fleets whose qualified names coincide (ERR-4.1), whose server lists a name twice (ERR-4.2),
+# and, on the other side of both, names that differ only in case: (fleet, must fail).
+COLLISIONS: dict[str, tuple[str, FleetSpec, bool]] = {
+    "qualified_collision": ("ERR-4.1", FleetSpec(servers=(_listing("a_", "x"), _listing("a", "_x"))), True),
+    "ids_differ_in_case": ("ERR-4.1", FleetSpec(servers=(_listing("a", "x"), _listing("A", "x"))), False),
+    "duplicate_listing": (
+        "ERR-4.2",
+        FleetSpec(servers=(ServerSpec(id="a", tool_count=5, faults=Faults(duplicate_names=1)),)),
+        True,
+    ),
+    "names_differ_in_case": ("ERR-4.2", FleetSpec(servers=(_listing("a", "get", "Get"),)), False),
+}
 
 
 @clause("ERR-4.1", "ERR-4.2")
-@pytest.mark.parametrize("kind", ["qualified_collision", "duplicate_listing"])
+@pytest.mark.parametrize("kind", sorted(COLLISIONS))
 def test_colliding_qualified_names_are_a_config_error(sut: Sut, fleets: Fleets, kind: str) -> None:
-    if kind == "qualified_collision":
-        spec = FleetSpec(
-            servers=(
-                ServerSpec(id="a_", tool_count=0, tools=(ToolSpec(name="x", description="Tool x."),)),
-                ServerSpec(id="a", tool_count=0, tools=(ToolSpec(name="_x", description="Tool _x."),)),
-            )
-        )
-    else:
-        spec = FleetSpec(servers=(ServerSpec(id="a", tool_count=5, faults=Faults(duplicate_names=1)),))
-    sentence = "ERR-4.1" if kind == "qualified_collision" else "ERR-4.2"
+    sentence, spec, collides = COLLISIONS[kind]
     with fleets.serve(spec) as served:
+        got = _attempt(sut, open_params(served.servers))
+    if collides:
+        _expect_refusal(sentence, "colliding names", got, "config_error", served.describe())
+    else:
+        _expect_open(sentence, "names that differ only in case", got, served.describe())
 
-        async def body() -> None:
-            try:
-                await sut.open(open_params(served.servers))
-            except OutcomeError as exc:
-                if exc.kind == "config_error":
-                    return
-                raise fail(
-                    (sentence,), "wrong error kind", expected="config_error", observed=str(exc), case=served.describe()
-                ) from None
-            raise fail(
-                (sentence,), "colliding qualified names were accepted", expected="config_error", case=served.describe()
-            )
 
-        run(body())
+def _closed_port_url() -> str:
+    """An HTTP endpoint on a loopback port nothing listens on (it was free a moment ago)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}/mcp"
+
+
+UNREACHABLE = {
+    "fail_to_start": Faults(fail_to_start=True),
+    "error_on_page_0": Faults(error_on_list=0),
+    "error_on_page_1": Faults(error_on_list=1),
+    "cut_on_page_1": Faults(crash_on_list=1),
+    "nothing_listening": Faults(),
+}
 
 
 @clause("ERR-5.1")
-@pytest.mark.parametrize(
-    "faults",
-    [Faults(fail_to_start=True), Faults(error_on_list=0), Faults(error_on_list=1)],
-    ids=["fail_to_start", "error_on_page_0", "error_on_page_1"],
-)
-def test_unreachable_server_is_a_connection_error(sut: Sut, fleets: Fleets, faults: Faults) -> None:
+@pytest.mark.parametrize("how", sorted(UNREACHABLE))
+def test_unreachable_server_is_a_connection_error(sut: Sut, fleets: Fleets, how: str) -> None:
     spec = FleetSpec(
-        servers=(ServerSpec(id="ok", tool_count=3), ServerSpec(id="broken", tool_count=6, page_size=3, faults=faults))
+        servers=(
+            ServerSpec(id="ok", tool_count=3),
+            ServerSpec(id="broken", tool_count=6, page_size=3, faults=UNREACHABLE[how]),
+        )
     )
     with fleets.serve(spec) as served:
-
-        async def body() -> None:
-            try:
-                await sut.open(open_params(served.servers))
-            except OutcomeError as exc:
-                if exc.kind == "connection_error" and "broken" in exc.message:
-                    return
-                raise fail(
-                    ("ERR-5.1",),
-                    "wrong error, or the server is not named",
-                    expected="connection_error naming 'broken'",
-                    observed=str(exc),
-                    case=served.describe(),
-                ) from None
-            raise fail(
-                ("ERR-5.1",),
-                "a server that cannot be listed did not fail the run",
-                expected="connection_error",
-                case=served.describe(),
-            )
-
-        run(body())
+        servers = served.servers
+        if how == "nothing_listening":
+            servers = [servers[0], servers[1] | {"transport": {"type": "http", "url": _closed_port_url()}}]
+        case = {"open": open_params(servers), **served.describe()}
+        got = _attempt(sut, open_params(servers))
+    _expect_refusal("ERR-5.1", f"a server that {how}", got, "connection_error", case, naming=["broken"])
 
 
 STDIO_CASES = {
@@ -216,32 +300,8 @@ STDIO_CASES = {
 def test_failed_open_leaves_no_server_process(sut: Sut, fleets: Fleets, name: str) -> None:
     spec, policies, kind = STDIO_CASES[name]
     with fleets.serve(spec, policies, transport="stdio") as served:
-
-        async def body() -> None:
-            try:
-                await sut.open(open_params(served.servers))
-            except OutcomeError as exc:
-                if exc.kind != kind:
-                    raise fail(
-                        ("ERR-6.1",),
-                        "the run failed with an unexpected kind",
-                        expected=kind,
-                        observed=str(exc),
-                        case=served.describe(),
-                    ) from None
-                return
-            raise fail(("ERR-6.1",), "the run opened", expected=kind, case=served.describe())
-
-        run(body())
-        alive = served.processes_alive()
-        if alive or not served.ledger().every_session_closed():
-            raise fail(
-                ("ERR-6.1",),
-                "a failed run.open left server processes or sessions behind",
-                expected=[],
-                observed=alive or portable(served.ledger().sessions_open()),
-                case=served.describe(),
-            )
+        _expect_refusal("ERR-6.1", name, _attempt(sut, open_params(served.servers)), kind, served.describe())
+        _expect_nothing_left("ERR-6.1", f"a run.open that failed with {kind}", served)
 
 
 # ID-5 leaves the listing time limit to the implementation; the suite asks for a short one
@@ -256,58 +316,24 @@ def test_a_server_that_hangs_while_listing_fails_the_run_and_leaves_no_process(s
         servers=(ServerSpec(id="a", tool_count=3), ServerSpec(id="stuck", tool_count=3, faults=Faults(hang_on_list=0)))
     )
     with fleets.serve(spec, transport="stdio") as served:
-
-        async def body() -> None:
-            try:
-                await sut.open(open_params(served.servers) | {"listTimeoutSeconds": HANG_LIMIT})
-            except OutcomeError as exc:
-                if exc.kind != "connection_error" or "stuck" not in exc.message:
-                    raise fail(
-                        ("ERR-5.2",),
-                        "a server hanging while listing did not give a connection error naming it",
-                        expected="connection_error naming 'stuck'",
-                        observed=str(exc),
-                        case=served.describe(),
-                    ) from None
-                return
-            except SutMisbehaved:
-                pytest.skip(
-                    f"not testable here: the implementation did not give up on a hanging server within "
-                    f"the per-call timeout (it ignores listTimeoutSeconds={HANG_LIMIT})"
-                )
-            raise fail(("ERR-5.2",), "the run opened", expected="connection_error", case=served.describe())
-
-        run(body())
-        alive = served.processes_alive()
-        if alive or not served.ledger().every_session_closed():
-            raise fail(
-                ("ERR-6.1",),
-                "a run.open that failed on a hanging server left processes or sessions behind",
-                expected=[],
-                observed=alive or portable(served.ledger().sessions_open()),
-                case=served.describe(),
+        try:
+            got = _attempt(sut, open_params(served.servers) | {"listTimeoutSeconds": HANG_LIMIT})
+        except SutMisbehaved:
+            pytest.skip(
+                f"not testable here: the implementation did not give up on a hanging server within "
+                f"the per-call timeout (it ignores listTimeoutSeconds={HANG_LIMIT})"
             )
+        what = "a server hanging while listing"
+        _expect_refusal("ERR-5.2", what, got, "connection_error", served.describe(), naming=["stuck"])
+        _expect_nothing_left("ERR-6.1", "a run.open that failed on a hanging server", served)
 
 
 @clause("ERR-7.1")
 def test_close_leaves_no_server_process(sut: Sut, fleets: Fleets) -> None:
     spec = FleetSpec(servers=(ServerSpec(id="a", tool_count=3), ServerSpec(id="b", tool_count=4)))
     with fleets.serve(spec, transport="stdio") as served:
-
-        async def body() -> None:
-            async with sut.open(open_params(served.servers)) as r:
-                await r.definitions()
-
-        run(body())
-        alive = served.processes_alive()
-        if alive or not served.ledger().every_session_closed():
-            raise fail(
-                ("ERR-7.1",),
-                "run.close left server processes or sessions behind",
-                expected=[],
-                observed=alive or portable(served.ledger().sessions_open()),
-                case=served.describe(),
-            )
+        _expect_open("ERR-7.1", "two stdio servers", _attempt(sut, open_params(served.servers)), served.describe())
+        _expect_nothing_left("ERR-7.1", "run.close", served)
 
 
 MALFORMED = {
@@ -316,6 +342,11 @@ MALFORMED = {
     "schema-a-list": (Faults(), (ToolSpec(name="odd_schema", description="Odd.", input_schema=cast(Any, ["x"])),)),
     "schema-a-string": (Faults(), (ToolSpec(name="odd_schema", description="Odd.", input_schema=cast(Any, "object")),)),
 }
+
+
+def _well_formed(tool: dict[str, Any]) -> bool:
+    schema = tool.get("inputSchema")
+    return isinstance(tool.get("name"), str) and isinstance(schema, dict) and schema.get("type") == "object"
 
 
 @clause("ERR-8.1", "ERR-8.2")
@@ -332,39 +363,28 @@ def test_a_malformed_tool_definition_never_reaches_the_model(sut: Sut, fleets: F
     policies = {"fine": {"mode": "all"}, "rawsrv": {"mode": "all"}}
     with fleets.serve(spec, policies) as served:
         case = served.describe()
-        well_formed = {
-            f"rawsrv__{t['name']}"
-            for t in served.tools["rawsrv"]
-            if isinstance(t.get("name"), str)
-            and isinstance(t.get("inputSchema"), dict)
-            and t["inputSchema"].get("type") == "object"
-        }
-
-        async def body() -> list[dict[str, Any]] | OutcomeError:
-            try:
-                async with sut.open(open_params(served.servers)) as r:
-                    return await r.definitions()
-            except OutcomeError as exc:
-                return exc
-
-        got = run(body())
+        # Both servers are in `all` mode: every well-formed tool is required (POL-6).
+        well_formed = {f"{sid}__{t['name']}" for sid, ts in served.tools.items() for t in ts if _well_formed(t)}
+        malformed = [t for t in served.tools["rawsrv"] if not _well_formed(t)]
+        named = [t["name"] for t in malformed if isinstance(t.get("name"), str)]
+        got = _attempt(sut, open_params(served.servers))
     if isinstance(got, OutcomeError):
-        if "rawsrv" not in got.message:
+        missing = [word for word in ["rawsrv", *named] if word not in got.message]
+        if missing:
             raise fail(
                 ("ERR-8.2",),
-                "the run failed over a malformed tool definition without naming the server",
-                expected="an error naming 'rawsrv'",
+                "the run failed over a malformed tool definition without naming the server and the tool",
+                expected=f"an error naming {['rawsrv', *named]}",
                 observed=str(got),
                 case=case,
             )
         return
-    raw = [d for d in got if d["name"].startswith("rawsrv__")]
+    listed = names(got)
     bad = [
         d["name"]
-        for d in raw
-        if d["name"] not in well_formed
-        or not isinstance(d.get("inputSchema"), dict)
-        or d["inputSchema"].get("type") != "object"
+        for d in got
+        if d["name"].startswith("rawsrv__")
+        and (d["name"] not in well_formed or not isinstance(d.get("inputSchema"), dict))
     ]
     if bad:
         raise fail(
@@ -372,6 +392,15 @@ def test_a_malformed_tool_definition_never_reaches_the_model(sut: Sut, fleets: F
             "a malformed tool definition reached the model",
             expected=sorted(well_formed),
             observed=bad,
+            case=case,
+        )
+    left_out = sorted(well_formed - set(listed))
+    if left_out:
+        raise fail(
+            ("ERR-8.2",),
+            "the run opened without the well-formed tools next to the malformed one: more than the tool was left out",
+            expected=sorted(well_formed),
+            observed=listed,
             case=case,
         )
 
@@ -391,16 +420,8 @@ def test_error_messages_name_what_was_wrong(sut: Sut, fleets: Fleets, name: str)
     kind, change, words = ERROR_MESSAGES[name]
     with fleets.serve(FleetSpec(servers=(ServerSpec(id="bigsrv", tool_count=6),), seed=0)) as served:
         params = open_params([served.servers[0] | change])
-
-        async def body() -> OutcomeError | None:
-            try:
-                async with sut.open(params):
-                    return None
-            except OutcomeError as exc:
-                return exc
-
-        got = run(body())
-    if got is None or got.kind != kind:
+        got = _attempt(sut, params)
+    if not isinstance(got, OutcomeError) or got.kind != kind:
         # Whether it must fail is ERR-1 / ERR-3; here only the words are judged.
         pytest.skip(f"the run did not fail with {kind} ({got}); ERR-1 and ERR-3 judge that")
     missing = [w for w in words if w not in got.message]

@@ -1,5 +1,6 @@
 """The execution gate (GATE-*): refusals of names that are not active, what a refusal says,
-discovered tools executing, and failed tool calls coming back as results."""
+discovered tools executing, failed and timed-out tool calls coming back as results, and the
+run going on after each of them."""
 
 from __future__ import annotations
 
@@ -8,12 +9,13 @@ from typing import Any, cast
 import pytest
 from hypothesis import assume, given
 
-from conformance import Run, Sut, clause
+from conformance import DriverSut, OutcomeError, Run, Sut, clause
 from conformance.suite._explore import BASES, FLEETS, STEPS, Steps, Trace, explore, plan
 from conformance.suite._fleets import Fleets
 from conformance.suite._strategies import FleetAndPolicies, examples
 from conformance.suite._wire import (
     DISCOVERY,
+    activated,
     catalog,
     fail,
     mcp_definitions,
@@ -27,7 +29,11 @@ from mock_servers import Faults, FleetSpec, ServerSpec, example_arguments
 from mock_servers.strategies import fleet_specs
 
 
-@clause("GATE-1.1", "GATE-1.2")
+def _has_message(result: dict[str, Any]) -> bool:
+    return bool(result_text(result).strip())
+
+
+@clause("GATE-1.1", "GATE-1.2", "GATE-4.1", "GATE-4.3")
 @examples(10)
 @given(fleet_specs(min_servers=1, max_servers=3, min_tools=14, max_tools=30))
 def test_gate_refuses_every_name_that_is_not_active(sut: Sut, fleets: Fleets, spec: FleetSpec) -> None:
@@ -47,6 +53,8 @@ def test_gate_refuses_every_name_that_is_not_active(sut: Sut, fleets: Fleets, sp
                     f"{sid}__no_such_tool",
                     sample.upper(),
                     sample[0].swapcase() + sample[1:],
+                    f" {sample}",
+                    f"{sample} ",
                     tool["name"],
                     f"{sid}__",
                     sid,
@@ -63,6 +71,14 @@ def test_gate_refuses_every_name_that_is_not_active(sut: Sut, fleets: Fleets, sp
                             observed=result,
                             case=case | {"active": active},
                         )
+                    if not _has_message(result):
+                        raise fail(
+                            ("GATE-4.1",),
+                            f"the refusal of {name!r} carries no message",
+                            expected="a text content block saying why",
+                            observed=result,
+                            case=case,
+                        )
                 called = served.ledger().calls()
                 if called:
                     raise fail(
@@ -72,41 +88,51 @@ def test_gate_refuses_every_name_that_is_not_active(sut: Sut, fleets: Fleets, sp
                         observed=called,
                         case=case | {"refused": bad},
                     )
+                after = await r.call(sample, example_arguments(tool))
+                if after["isError"]:
+                    raise fail(
+                        ("GATE-4.3",),
+                        f"the active tool {sample!r} did not run after {len(bad)} refusals",
+                        observed=after,
+                        case=case | {"refused": bad},
+                    )
 
         run(body())
 
 
+# Each way a call can go wrong (GATE-4.1, GATE-4.2): a refusal by the gate, an error result
+# from the server, a connection dropped mid-call. The sentence each one breaks first.
+FAILED_CALLS = {"refusal": "GATE-4.1", "tool_call_error": "GATE-4.2", "drop_mid_call": "GATE-4.2"}
+
+
 @clause("GATE-4.1", "GATE-4.2", "GATE-4.3")
-@pytest.mark.parametrize("fault", ["tool_call_error", "drop_mid_call"])
-def test_failed_tool_call_is_an_error_result_and_the_run_goes_on(sut: Sut, fleets: Fleets, fault: str) -> None:
+@pytest.mark.parametrize("how", sorted(FAILED_CALLS))
+def test_a_refused_or_failed_call_is_an_error_result_and_the_run_goes_on(sut: Sut, fleets: Fleets, how: str) -> None:
+    faults = Faults() if how == "refusal" else Faults(**cast(dict[str, Any], {how: ("*",)}))
     spec = FleetSpec(
-        servers=(
-            ServerSpec(id="bad", tool_count=3, faults=Faults(**cast(dict[str, Any], {fault: ("*",)}))),
-            ServerSpec(id="good", tool_count=3),
-        ),
-        seed=1,
+        servers=(ServerSpec(id="bad", tool_count=3, faults=faults), ServerSpec(id="good", tool_count=3)), seed=1
     )
     policies = {"bad": {"mode": "all"}, "good": {"mode": "all"}}
     with fleets.serve(spec, policies) as served:
-        case = served.describe()
+        case = served.describe() | {"call": how}
 
         async def body() -> None:
             async with sut.open(open_params(served.servers)) as r:
                 bad_tool = served.tools["bad"][0]
-                result = await r.call(f"bad__{bad_tool['name']}", example_arguments(bad_tool))
-                if not result["isError"] or not result["content"]:
+                name = "bad__no_such_tool" if how == "refusal" else f"bad__{bad_tool['name']}"
+                result = await r.call(name, example_arguments(bad_tool))
+                if not result["isError"] or not _has_message(result):
                     raise fail(
-                        ("GATE-4.2",),
-                        f"a {fault} did not come back as an error result with a message",
+                        (FAILED_CALLS[how],),
+                        f"a {how} did not come back as an error result with a message",
+                        expected="isError: true and a text saying what happened",
                         observed=result,
                         case=case,
                     )
                 good_tool = served.tools["good"][0]
                 after = await r.call(f"good__{good_tool['name']}", example_arguments(good_tool))
                 if after["isError"]:
-                    raise fail(
-                        ("GATE-4.3",), "the run was not usable after a failed tool call", observed=after, case=case
-                    )
+                    raise fail(("GATE-4.3",), f"the run was not usable after a {how}", observed=after, case=case)
 
         run(body())
 
@@ -180,4 +206,96 @@ def test_a_discovered_tool_executes_with_its_arguments(
             expected=arguments,
             observed=calls[-1].get("arguments"),
             case=trace.case,
+        )
+
+
+@clause("GATE-3.1")
+def test_a_tool_discovery_activated_runs_on_the_very_next_call(sut: Sut, fleets: Fleets) -> None:
+    # 16 tools, 12 of them in the first round (SEL-1): the other 4 are the only candidates,
+    # and a query naming one of them, scoped to the server, activates it whatever the
+    # ranker (DSC-5.8).
+    spec = FleetSpec(servers=(ServerSpec(id="s0", tool_count=16),), seed=3)
+    with fleets.serve(spec) as served:
+        cat = catalog(served.tools)
+        case = served.describe()
+
+        async def body() -> tuple[str, dict[str, Any], dict[str, Any]] | None:
+            async with sut.open(open_params(served.servers)) as r:
+                left_out = sorted(set(cat) - set(names(await r.definitions())))
+                if not left_out or len(left_out) > 6:
+                    return None
+                target = left_out[-1]
+                found = await r.call(DISCOVERY, {"query": target, "server_ids": ["s0"], "limit": 6})
+                arguments = example_arguments(cat[target][1])
+                return target, found, await r.call(target, arguments)
+
+        outcome = run(body())
+    if outcome is None:
+        pytest.skip("the first round did not leave 1 to 6 tools out (SEL-1 judges that)")
+    target, found, result = outcome
+    if target not in activated(found):
+        pytest.skip(f"discovery did not activate {target!r} (DSC-5.8 judges that)")
+    called = [c for c in served.ledger().calls() if c.get("name") == cat[target][1]["name"]]
+    if result["isError"] or not called:
+        raise fail(
+            ("GATE-3.1",),
+            "a tool discovery had just activated was refused or did not reach its server",
+            expected="a successful call that reaches the server",
+            observed={"discovery": found, "call": result, "ledger": portable(called)},
+            case=case,
+        )
+
+
+# A server that takes SLOW_SERVER seconds over every request, called under a time-out of
+# CALL_LIMIT: far enough apart that a loaded machine cannot blur them, and short enough to
+# stay well inside any per-request time-out the suite applies.
+SLOW_SERVER = 3.0
+CALL_LIMIT = 1.0
+
+
+def _per_request_limit(sut: Sut) -> float | None:
+    adapter = sut.adapter
+    return adapter.timeout if isinstance(adapter, DriverSut) else sut.timeout
+
+
+@clause("GATE-4.4")
+def test_a_call_over_the_call_time_out_is_an_error_result_and_the_run_goes_on(sut: Sut, fleets: Fleets) -> None:
+    limit = _per_request_limit(sut)
+    if limit is not None and limit < 3 * SLOW_SERVER:
+        pytest.skip(f"not testable here: the per-request time-out ({limit:g} s) leaves no room for a slow server")
+    spec = FleetSpec(
+        servers=(
+            ServerSpec(id="slow", tool_count=2, faults=Faults(slow=SLOW_SERVER)),
+            ServerSpec(id="quick", tool_count=2),
+        ),
+        seed=5,
+    )
+    policies = {"slow": {"mode": "all"}, "quick": {"mode": "all"}}
+    with fleets.serve(spec, policies) as served:
+        # Listing is slow too: the list time-out must not be what fails.
+        params = open_params(served.servers) | {"callTimeoutSeconds": CALL_LIMIT, "listTimeoutSeconds": 60}
+        case = {"open": params, **served.describe()}
+
+        async def body() -> tuple[dict[str, Any], dict[str, Any]]:
+            async with sut.open(params) as r:
+                slow, quick = served.tools["slow"][0], served.tools["quick"][0]
+                late = await r.call(f"slow__{slow['name']}", example_arguments(slow))
+                return late, await r.call(f"quick__{quick['name']}", example_arguments(quick))
+
+        try:
+            late, after = run(body())
+        except OutcomeError as exc:
+            pytest.skip(f"not testable here: the run did not open with a server {SLOW_SERVER:g} s slow to list ({exc})")
+    if not late["isError"]:
+        raise fail(
+            ("GATE-4.4",),
+            f"a call the server took {SLOW_SERVER:g} s to answer, under callTimeoutSeconds {CALL_LIMIT:g}, "
+            "came back as a success",
+            expected="isError: true",
+            observed=late,
+            case=case,
+        )
+    if after["isError"]:
+        raise fail(
+            ("GATE-4.4",), "after a call timed out, a quick call to another server failed", observed=after, case=case
         )

@@ -124,16 +124,28 @@ def _listings(served: Fleet) -> int:
 def test_every_request_gets_one_reply_in_the_order_it_was_sent(sut: Sut, fleets: Fleets) -> None:
     with fleets.serve(FLEET) as served, _channel(sut, "PRO-1") as channel:
         # run.open has servers to reach; the requests behind it have nothing to wait for.
+        # Ids a driver may mistake for "no id" (0, ""), or turn into another type ("4").
         requests = [
             _request(1, "run.open", open_params(served.servers)),
             _request("second", "initialize", INITIALIZE),
-            _request(3, "run.definitions", {"runId": "no-such-run"}),
+            _request(0, "run.definitions", {"runId": "no-such-run"}),
             _request("4", "initialize", INITIALIZE),
+            _request(-7, "initialize", INITIALIZE),
+            _request("", "no.such.method", {}),
+            _request(2**31, "initialize", INITIALIZE),
         ]
-        channel.send(*requests)
-        replies = [channel.read(f"request {i + 1} of {len(requests)}") for i in range(len(requests))]
+        last = _request("last", "initialize", INITIALIZE)
+        channel.send(*requests, last)
+        # Read up to the reply to the last request: a reply missing before it, or one too many,
+        # shows without waiting for a time-out.
+        replies: list[Any] = []
+        while len(replies) <= len(requests):
+            reply = channel.read(f"request {len(replies) + 1} of {len(requests) + 1}")
+            replies.append(reply)
+            if isinstance(reply, dict) and reply.get("id") == "last":
+                break
         ids = [reply.get("id") if isinstance(reply, dict) else reply for reply in replies]
-        wanted = [request["id"] for request in requests]
+        wanted = [request["id"] for request in [*requests, last]]
         if ids != wanted or not all(map(_same_type, ids, wanted)):
             raise channel.fail(
                 "requests written together were not answered once each, in order, with their ids",
@@ -150,6 +162,9 @@ NOT_JSON = {
     "truncated": b'{"jsonrpc": "2.0", "id": 1, "method": "initialize"',
     "not-utf-8": b"\xff\xfe{}",
     "nan": b'{"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"x": NaN}}',
+    "infinity": b'{"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {"x": -Infinity}}',
+    "two-values": b'{"jsonrpc": "2.0", "id": 4, "method": "initialize"} {}',
+    "single-quotes": b"{'jsonrpc': '2.0', 'id': 5, 'method': 'initialize'}",
     "deep": b"[" * 1000,
 }
 
@@ -173,7 +188,7 @@ def test_a_line_that_is_not_json_is_a_parse_error_and_the_driver_goes_on(sut: Su
 @clause("PRO-3.1")
 def test_an_unknown_method_is_method_not_found_and_the_driver_goes_on(sut: Sut) -> None:
     with _channel(sut, "PRO-3") as channel:
-        for i, method in enumerate(("run.explode", "tools/list", "Initialize")):
+        for i, method in enumerate(("run.explode", "tools/list", "Initialize", "run.open ", "")):
             channel.error_code(f"m{i}", method, {}, -32601, f"the unknown method {method!r}")
         channel.still_serving("unknown methods")
 
@@ -181,15 +196,21 @@ def test_an_unknown_method_is_method_not_found_and_the_driver_goes_on(sut: Sut) 
 @clause("PRO-4.1", "PRO-4.2")
 def test_invalid_params_are_refused_with_invalid_params_and_have_no_effect(sut: Sut, fleets: Fleets) -> None:
     with fleets.serve(FLEET) as served, _channel(sut, "PRO-4") as channel:
-        good = open_params(served.servers)
+        # The largest time limits the protocol allows (P22): the valid side of the two below.
+        good = open_params(served.servers) | {"listTimeoutSeconds": 86400, "callTimeoutSeconds": 86400}
         run_id = channel.result("open", "run.open", good).get("runId")
         invalid: list[tuple[str, Any]] = [
+            ("initialize", "1"),
             ("run.open", [good]),
             ("run.open", {"servers": "s0"}),
             ("run.open", {"servers": [{"id": "s0", "transport": {"type": "pigeon"}}]}),
+            ("run.open", {"servers": [{"id": "s0"}]}),
             ("run.open", good | {"baseTools": "none"}),
             ("run.open", good | {"userMessage": 7}),
+            ("run.open", good | {"callTimeoutSeconds": 0}),
+            ("run.open", good | {"listTimeoutSeconds": 86401}),
             ("run.definitions", {}),
+            ("run.call", {"runId": run_id, "arguments": {}}),
             ("run.call", {"runId": run_id, "name": 7, "arguments": {}}),
             ("run.call", {"runId": run_id, "name": DISCOVERY, "arguments": "find issues"}),
             ("run.request", {"runId": run_id, "extraTools": "none"}),
@@ -239,6 +260,12 @@ def test_a_notification_gets_no_reply_and_has_no_effect(sut: Sut, fleets: Fleets
         channel.still_serving("a shutdown notification")
         # The control: the same run.open as a request does reach the server.
         run_id = channel.result("open", "run.open", open_params(served.servers)).get("runId")
+        channel.send(_notification("run.close", {"runId": run_id}))
+        reply = channel.reply("still open", "run.definitions", {"runId": run_id})
+        if "result" not in reply:
+            raise channel.fail(
+                "a run.close sent as a notification closed the run", expected="the run's definitions", observed=reply
+            )
         channel.result("close", "run.close", {"runId": run_id})
         if _listings(served) != 1:
             raise channel.fail(

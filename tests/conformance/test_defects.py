@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from conformance._clauses import SENTENCES
 from tests.conformance.defects import DEFECTS, SAMPLE
 
 #: MUST sentences that have no hand-written defect yet.
@@ -138,10 +139,6 @@ WITHOUT_DEFECT: frozenset[str] = frozenset(
         "DEF-5.2",
         "DEF-5.3",
         "DEF-5.4",
-        "GATE-3.1",
-        "GATE-4.1",
-        "GATE-4.2",
-        "GATE-4.3",
         "BUD-1.2",
         "BUD-2.2",
         "BUD-3.1",
@@ -150,29 +147,8 @@ WITHOUT_DEFECT: frozenset[str] = frozenset(
         "BUD-4.1",
         "BUD-4.2",
         "BUD-4.3",
-        "ERR-1.1",
-        "ERR-1.2",
-        "ERR-2.1",
-        "ERR-2.2",
-        "ERR-3.1",
-        "ERR-3.2",
-        "ERR-3.3",
-        "ERR-3.4",
-        "ERR-3.5",
-        "ERR-4.1",
-        "ERR-4.2",
-        "ERR-5.1",
-        "ERR-5.2",
-        "ERR-7.1",
-        "ERR-8.1",
-        "ERR-8.2",
         "ISO-1.2",
         "ISO-2.1",
-        "PRO-1.1",
-        "PRO-2.1",
-        "PRO-4.2",
-        "PRO-6.2",
-        "PRO-7.1",
     }
 )
 
@@ -223,7 +199,10 @@ def check_caught(name: str, tmp_path: Path) -> None:
     assert not cert["errors"], f"{name}: the suite broke instead of reporting a finding: {cert['errors']}\n{output}"
     protocol = [f["message"] for f in cert["failures"] if f["protocol"]]
     assert not protocol, f"{name}: the driver broke the protocol instead of failing a check: {protocol}"
-    assert code == 1 and cert["failures"], f"{name} ({defect.summary}) passed every test citing {defect.clause}"
+    # A broken SHOULD sentence is a warning: the run still passes, with the clause failing.
+    blocking = SENTENCES[defect.sentence].level == "MUST"
+    assert cert["failures"], f"{name} ({defect.summary}) passed every test citing {defect.clause}"
+    assert code == (1 if blocking else 0), f"{name}: exit {code} for a broken {SENTENCES[defect.sentence].level}"
     on_clause = [f for f in cert["failures"] if defect.clause in f["clauses"]]
     assert on_clause, f"{name}: caught, but not on {defect.clause}: {[f['label'] for f in cert['failures']]}"
     row = next(r for r in cert["clauses"] if r["clause"] == defect.clause)

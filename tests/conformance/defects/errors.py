@@ -1,0 +1,342 @@
+"""Defects of errors and cleanup (ERR-*), one function each.
+
+Each one loosens or tightens exactly one check of the reference where it is made: the
+configuration checks of ``_config``, the limits the first round checks, the catalog's
+collision check, how a server that fails while opening is treated, and what closing a
+run ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from pydantic import ValidationError
+
+from reference_impl import _catalog, _config, _connections, _errors, _policy, _toolset
+from reference_impl._budgets import Budgets
+from reference_impl._catalog import Catalog
+from reference_impl._config import ServerConfig, ToolPolicy
+from reference_impl._errors import ConfigurationError, SelectionError, ServerConnectionError
+from reference_impl._policy import Eligibility
+from reference_impl._selection import select_first_round as _select_first_round
+from reference_impl.driver import _session
+from tests.conformance.defects._patches import _swap
+from tests.conformance.defects._registry import defect
+
+__all__: list[str] = []
+
+# Required tools ---------------------------------------------------------------------------
+
+
+def _required_total(servers: Sequence[ServerConfig], eligibility: Eligibility) -> int:
+    return sum(len(eligibility.required[server.id]) for server in servers)
+
+
+@defect("ERR-1.1", "required tools over maxActiveTools are cut to it instead of failing the run")
+def required_cut_to_max_active() -> None:
+    """A server's required tools beyond its maxActiveTools are silently left inactive."""
+
+    def resolve_policies(servers: Sequence[ServerConfig], catalog: Catalog) -> Eligibility:
+        eligibility = _policy.resolve_policies(servers, catalog)
+        required = {s.id: eligibility.required[s.id][: s.policy.max_active_tools] for s in servers}
+        return replace(eligibility, required=required)
+
+    _swap(_toolset, "resolve_policies", resolve_policies)
+
+
+def _before_first_round(prepare: Callable[[Sequence[ServerConfig], Eligibility, Budgets], Budgets]) -> None:
+    """Run ``prepare`` before the first round: it may refuse the run, or hand it other budgets."""
+
+    def select_first_round(
+        servers: Sequence[ServerConfig],
+        catalog: Catalog,
+        eligibility: Eligibility,
+        index: Any,
+        budgets: Budgets,
+        user_message: str,
+    ) -> Any:
+        budgets = prepare(servers, eligibility, budgets)
+        return _select_first_round(servers, catalog, eligibility, index, budgets, user_message)
+
+    _swap(_toolset, "select_first_round", select_first_round)
+
+
+@defect("ERR-1.2", "required tools exactly at maxActiveTools fail the run")
+def required_at_max_active_refused() -> None:
+    """The per-server check counts ``>=`` instead of ``>``."""
+
+    def prepare(servers: Sequence[ServerConfig], eligibility: Eligibility, budgets: Budgets) -> Budgets:
+        for server in servers:
+            required, maximum = len(eligibility.required[server.id]), server.policy.max_active_tools
+            if required and required >= maximum:
+                raise SelectionError(f"server {server.id!r} has {required} required tools; maxActiveTools is {maximum}")
+        return budgets
+
+    _before_first_round(prepare)
+
+
+@defect("ERR-2.1", "required tools over the first-round capacity all become active")
+def required_overflow_the_first_round() -> None:
+    """The capacity check is skipped: every required tool is activated, whatever the budget."""
+
+    def prepare(servers: Sequence[ServerConfig], eligibility: Eligibility, budgets: Budgets) -> Budgets:
+        excess = _required_total(servers, eligibility) - budgets.first_round_capacity
+        if excess <= 0:
+            return budgets
+        return Budgets(base_tools=max(0, budgets.base_tools - excess), discovery_tools=budgets.discovery_tools)
+
+    _before_first_round(prepare)
+
+
+@defect("ERR-2.2", "required tools that exactly fill the first-round capacity fail the run")
+def required_filling_the_first_round_refused() -> None:
+    """The capacity check counts ``>=`` instead of ``>``."""
+
+    def prepare(servers: Sequence[ServerConfig], eligibility: Eligibility, budgets: Budgets) -> Budgets:
+        total = _required_total(servers, eligibility)
+        if total and total >= budgets.first_round_capacity:
+            raise SelectionError(f"{total} required tools do not fit {budgets.first_round_capacity} first-round slots")
+        return budgets
+
+    _before_first_round(prepare)
+
+
+# Configuration ----------------------------------------------------------------------------
+
+
+@defect("ERR-3.1", "server ids may hold any Unicode letter or digit")
+def server_id_any_letter_or_digit() -> None:
+    """Server ids are checked with ``str.isalnum``, which admits ``é``, ``٣`` and ``ｓ``."""
+
+    def check_server_id(server_id: Any, where: str) -> str:
+        if not isinstance(server_id, str) or not server_id:
+            raise ConfigurationError(f"{where} must be a non-empty string, got {server_id!r}")
+        if not all(ch.isalnum() or ch in "-_" for ch in server_id) or "__" in server_id:
+            raise ConfigurationError(f"{where} must be letters, digits, '-' and single '_', got {server_id!r}")
+        return server_id
+
+    _swap(_config, "check_server_id", check_server_id)
+    _swap(_session, "check_server_id", check_server_id)
+
+
+@defect("ERR-3.2", "a repeated server id is accepted; the last server of that id wins")
+def repeated_server_id_accepted() -> None:
+    """Only each id's form is checked, not whether another server of the run has it."""
+
+    def validate_servers(servers: Sequence[ServerConfig]) -> None:
+        for i, server in enumerate(servers):
+            _config.check_server_id(server.id, f"servers[{i}].id")
+            server.policy.validate(f"servers[{i}].policy")
+
+    _swap(_toolset, "validate_servers", validate_servers)
+
+
+@defect("ERR-3.3", "a boolean maxActiveTools is read as 0 or 1")
+def max_active_boolean_is_a_number() -> None:
+    """``maxActiveTools: true`` passes as 1: ``bool`` is a subclass of ``int``."""
+    original = ToolPolicy.validate
+
+    def validate(self: ToolPolicy, where: str) -> None:
+        if isinstance(self.max_active_tools, bool):
+            object.__setattr__(self, "max_active_tools", int(self.max_active_tools))
+        original(self, where)
+
+    _swap(ToolPolicy, "validate", validate)
+
+
+@defect("ERR-3.4", "an unknown sideEffects value is read as allow")
+def unknown_side_effects_allowed() -> None:
+    """Anything but ``"readOnly"`` means ``"allow"``: a typo lifts the read-only boundary."""
+    original = ToolPolicy.from_wire.__func__  # type: ignore[attr-defined]
+
+    def from_wire(cls: type[ToolPolicy], data: Any, where: str = "policy") -> ToolPolicy:
+        if isinstance(data, Mapping) and "sideEffects" in data and data["sideEffects"] != "readOnly":
+            data = {**data, "sideEffects": "allow"}
+        policy: ToolPolicy = original(cls, data, where)
+        return policy
+
+    _swap(ToolPolicy, "from_wire", classmethod(from_wire))
+
+
+@defect("ERR-3.5", "a policy list given as a string is read as a list of its characters")
+def policy_string_is_a_list_of_characters() -> None:
+    """``"deniedTools": "abc"`` denies the tools ``a``, ``b`` and ``c``."""
+    original = _config._names
+
+    def _names(value: Any, where: str) -> tuple[str, ...]:
+        return original(list(value) if isinstance(value, str) else value, where)
+
+    _swap(_config, "_names", _names)
+
+
+# Colliding names --------------------------------------------------------------------------
+
+
+def _drop_repeats(across_servers: bool) -> None:
+    """Build the catalog without the later of two tools that share a qualified name.
+
+    ``across_servers``: only names two servers make coincide (else: a name one server
+    lists twice).
+    """
+    original = Catalog.from_listings.__func__  # type: ignore[attr-defined]
+
+    def from_listings(cls: type[Catalog], listings: Mapping[str, Sequence[Any]]) -> Catalog:
+        first_from: dict[str, str] = {}  # qualified name -> the server that listed it first
+        kept: dict[str, list[Any]] = {}
+        for server_id, tools in listings.items():
+            kept[server_id] = []
+            for raw in tools:
+                name = raw.get("name") if isinstance(raw, Mapping) else None
+                if isinstance(name, str):
+                    qualified = _catalog.qualified_name(server_id, name)
+                    if qualified not in first_from:
+                        first_from[qualified] = server_id
+                    elif (first_from[qualified] != server_id) == across_servers:
+                        continue
+                kept[server_id].append(raw)
+        catalog: Catalog = original(cls, kept)
+        return catalog
+
+    _swap(Catalog, "from_listings", classmethod(from_listings))
+
+
+@defect("ERR-4.1", "qualified names two servers make coincide: the first tool wins")
+def colliding_qualified_names_first_wins() -> None:
+    _drop_repeats(across_servers=True)
+
+
+@defect("ERR-4.2", "a name one server lists twice: the first definition wins")
+def duplicate_listing_first_wins() -> None:
+    _drop_repeats(across_servers=False)
+
+
+# Servers that fail while the run opens ----------------------------------------------------
+
+
+def _leave_out(failed: Callable[[ServerConnectionError], bool]) -> None:
+    """A server whose failure matches ``failed`` is left out and the run opens without it."""
+    original = _toolset._open_connections
+
+    async def _open_connections(task_group: Any, connections: Sequence[_connections.Connection]) -> Any:
+        await original(task_group, connections)
+        for connection in connections:
+            if connection.error is not None and failed(connection.error):
+                connection.error, connection.tools = None, []
+        return next((c.error for c in connections if c.error is not None), None)
+
+    _swap(_toolset, "_open_connections", _open_connections)
+
+
+def _timed_out(error: ServerConnectionError) -> bool:
+    return "did not finish listing" in error.message
+
+
+def _malformed(error: ServerConnectionError) -> bool:
+    return "malformed" in error.message
+
+
+@defect("ERR-5.1", "a server that cannot be reached or listed is left out; the run opens without it")
+def unreachable_server_left_out() -> None:
+    _leave_out(lambda error: not _timed_out(error) and not _malformed(error))
+
+
+@defect("ERR-5.2", "a server that does not finish listing in time is left out; the run opens without it")
+def hanging_server_left_out() -> None:
+    _leave_out(_timed_out)
+
+
+@defect("ERR-8.2", "a server that lists a malformed tool is left out whole; the run opens without it")
+def server_with_a_malformed_tool_left_out() -> None:
+    _leave_out(_malformed)
+
+
+def _unchecked_listing() -> None:
+    """A listing the client cannot validate is read from the raw page instead of failing."""
+
+    async def _list_all(self: _connections.Connection, client: Any) -> list[Any]:
+        tools: list[Any] = []
+        cursor: str | None = None
+        while True:
+            self._raw_pages.clear()
+            try:
+                page = await client.list_tools(cursor=cursor, cache_mode="refresh")
+                tools.extend(self._raw_tools(page))
+                cursor = page.next_cursor
+            except ValidationError:
+                raw = self._raw_pages[-1]
+                tools.extend(raw.get("tools", []))
+                cursor = raw.get("nextCursor")
+            if not cursor:
+                return tools
+
+    _swap(_connections.Connection, "_list_all", _list_all)
+
+
+@defect("ERR-8.1", "a tool whose input schema is not of type object reaches the model")
+def schema_type_not_checked() -> None:
+    """Listings are not validated; the catalog checks only that a schema is a JSON object."""
+    _unchecked_listing()
+
+
+def malformed_tools_left_out() -> None:
+    """ID-4's other choice, which is no defect: a malformed tool is left out, the rest stays."""
+    _unchecked_listing()
+    original = Catalog.from_listings.__func__  # type: ignore[attr-defined]
+
+    def well_formed(raw: Any) -> bool:
+        schema = raw.get("inputSchema") if isinstance(raw, Mapping) else None
+        name = raw.get("name") if isinstance(raw, Mapping) else None
+        return isinstance(name, str) and bool(name) and isinstance(schema, Mapping) and schema.get("type") == "object"
+
+    def from_listings(cls: type[Catalog], listings: Mapping[str, Sequence[Any]]) -> Catalog:
+        catalog: Catalog = original(cls, {sid: [t for t in tools if well_formed(t)] for sid, tools in listings.items()})
+        return catalog
+
+    _swap(Catalog, "from_listings", classmethod(from_listings))
+
+
+#: Implementation-defined choices other than the reference's (sentence, patch): a driver
+#: making one must still pass every check of the sentence's clause.
+VARIANTS: dict[str, tuple[str, Callable[[], None]]] = {
+    "malformed_tools_left_out": ("ERR-8.2", malformed_tools_left_out),
+}
+
+
+def run_variant(name: str) -> None:
+    """Run the reference stdio driver with one variant applied (``python -c``; see ``VARIANTS``)."""
+    VARIANTS[name][1]()
+    from reference_impl.driver.__main__ import main
+
+    main([])
+
+
+# Closing ----------------------------------------------------------------------------------
+
+# Runs closed without their connections being told to stop.
+_ABANDONED: list[Any] = []
+
+
+@defect("ERR-7.1", "run.close forgets the run without closing its connections")
+def close_leaves_connections_open() -> None:
+    """The run id is dropped; its connections (and stdio servers) live on until the driver exits."""
+
+    async def close_run(self: _session.ReferenceDriver, run_id: Any) -> None:
+        _ABANDONED.append(self._run("run.close", {"runId": run_id}))
+        del self._runs[run_id]
+
+    _swap(_session.ReferenceDriver, "close_run", close_run)
+
+
+# Messages ---------------------------------------------------------------------------------
+
+
+@defect("ERR-9.1", "configuration errors say only that the configuration is invalid")
+def config_errors_without_detail() -> None:
+    """Every configuration error loses its detail: no field, no value, nothing expected."""
+
+    def __init__(self: ConfigurationError, message: str) -> None:
+        _errors.ToolsetError.__init__(self, "the configuration is invalid")
+
+    _swap(ConfigurationError, "__init__", __init__)

@@ -1,0 +1,107 @@
+"""Defects of the execution gate (GATE-*), one function each.
+
+They wrap :meth:`AdaptiveToolset.call` (what the gate answers) or
+:meth:`Connection.call` (what a server's answer becomes), so that the catalog, the
+selection and the definitions behind them stay conformant.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reference_impl import _connections
+from reference_impl._discovery import DISCOVERY_TOOL
+from reference_impl._toolset import AdaptiveToolset
+from tests.conformance.defects._patches import _refused_by_gate, _swap
+from tests.conformance.defects._registry import defect
+
+__all__: list[str] = []
+
+
+@defect("GATE-2.1", "the refusal of an inactive tool does not mention the discovery tool")
+def refusal_without_discovery_hint() -> None:
+    """A refusal says the tool is not active, and nothing about how to activate it."""
+    original = AdaptiveToolset.call
+
+    async def call(self: AdaptiveToolset, name: str, arguments: Any = None) -> dict[str, Any]:
+        if _refused_by_gate(self, name):
+            return _connections.error_result(f"Tool {name!r} is not available.")
+        return await original(self, name, arguments)
+
+    _swap(AdaptiveToolset, "call", call)
+
+
+@defect("GATE-3.1", "tools discovery activates are listed but the gate refuses them")
+def discovered_tools_not_executable() -> None:
+    """Discovery activates a tool for the definitions; the gate knows only the first round."""
+    original = AdaptiveToolset._activate
+
+    def _activate(self: AdaptiveToolset, i: int) -> None:
+        original(self, i)
+        del self._active_by_name[self.catalog.entries[i].exposed_name]
+
+    _swap(AdaptiveToolset, "_activate", _activate)
+
+
+@defect("GATE-4.1", "a refusal is an error result with no content")
+def refusal_without_message() -> None:
+    """The gate refuses with ``isError: true`` and an empty ``content``: the agent learns nothing."""
+    original = AdaptiveToolset.call
+
+    async def call(self: AdaptiveToolset, name: str, arguments: Any = None) -> dict[str, Any]:
+        result = await original(self, name, arguments)
+        return {**result, "content": []} if _refused_by_gate(self, name) else result
+
+    _swap(AdaptiveToolset, "call", call)
+
+
+@defect("GATE-4.2", "a failed tool call comes back without the error flag")
+def failure_reported_as_success() -> None:
+    """Whatever happened on the server side, the result says ``isError: false``."""
+    original = _connections.Connection.call
+
+    async def call(self: _connections.Connection, name: str, arguments: Any) -> dict[str, Any]:
+        return {**await original(self, name, arguments), "isError": False}
+
+    _swap(_connections.Connection, "call", call)
+
+
+# Runs (by id of their toolset) that gave up after an error result.
+_ABORTED: set[int] = set()
+
+
+def _abort_after(refused: bool) -> None:
+    """After a refused call (``refused``) or a failed one, every later call of the run fails."""
+    original = AdaptiveToolset.call
+
+    async def call(self: AdaptiveToolset, name: str, arguments: Any = None) -> dict[str, Any]:
+        if id(self) in _ABORTED:
+            return _connections.error_result("this run was aborted after an earlier tool call went wrong")
+        result = await original(self, name, arguments)
+        if result["isError"] and name != DISCOVERY_TOOL and _refused_by_gate(self, name) == refused:
+            _ABORTED.add(id(self))
+        return result
+
+    _swap(AdaptiveToolset, "call", call)
+
+
+@defect("GATE-4.3", "a failed tool call aborts the run: every later call fails")
+def run_aborts_after_a_failure() -> None:
+    _abort_after(refused=False)
+
+
+@defect("GATE-4.3", "a refused call aborts the run: every later call fails")
+def run_aborts_after_a_refusal() -> None:
+    _abort_after(refused=True)
+
+
+@defect("GATE-4.4", "callTimeoutSeconds is ignored: a slow tool call is waited for")
+def call_time_out_ignored() -> None:
+    """Every MCP tool call is waited for as long as the server takes."""
+    original = _connections.Connection.__init__
+
+    def __init__(self: _connections.Connection, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        self.call_timeout = None
+
+    _swap(_connections.Connection, "__init__", __init__)

@@ -1,0 +1,112 @@
+"""Defects of the driver protocol (PRO-*), one function each.
+
+They patch the reference's stdio driver (``reference_impl.driver.__main__``) and its
+methods (``reference_impl.driver._session``) where they frame, parse, dispatch, answer and
+shut down, so that the toolset behind them stays conformant.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from reference_impl import _toolset
+from reference_impl._toolset import AdaptiveToolset
+from reference_impl.driver import __main__ as stdio
+from reference_impl.driver import _session
+from reference_impl.driver._schemas import params_problem
+from tests.conformance.defects._patches import _swap
+from tests.conformance.defects._registry import defect
+
+__all__: list[str] = []
+
+
+@defect("PRO-1.1", "a request with id 0 or an empty string is taken for a notification")
+def falsy_id_is_a_notification() -> None:
+    """``if not message.get("id")``: ids 0 and ``""`` get no reply and are not executed."""
+    original = stdio.Server.handle
+
+    async def handle(self: stdio.Server, line: bytes | str) -> dict[str, Any] | None:
+        with contextlib.suppress(ValueError):
+            message = json.loads(line)
+            if isinstance(message, dict) and message.get("id") in (0, ""):
+                return None
+        return await original(self, line)
+
+    _swap(stdio.Server, "handle", handle)
+
+
+@defect("PRO-2.1", "NaN and Infinity are read as numbers")
+def non_finite_numbers_parsed() -> None:
+    """Lines are parsed with the JSON library's defaults, which accept ``NaN`` and ``Infinity``."""
+
+    def parse(line: bytes) -> Any:
+        try:
+            return json.loads(line.decode("utf-8"))
+        except RecursionError:
+            raise ValueError("nested too deeply") from None
+
+    _swap(stdio, "parse", parse)
+
+
+@defect("PRO-4.2", "run.open reaches the servers before it checks the rest of its params")
+def open_lists_servers_before_checking_params() -> None:
+    """The servers of a ``run.open`` are connected and listed first; a bad field is refused after."""
+    original = _session.ReferenceDriver.open_run
+
+    async def open_run(self: _session.ReferenceDriver, params: Mapping[str, Any]) -> str:
+        if params_problem("run.open", params) is not None:
+            with contextlib.suppress(Exception):
+                servers = _session.parse_servers(params["servers"])
+                async with _toolset.open_toolset(servers, list_timeout=self.list_timeout):
+                    pass
+        return await original(self, params)
+
+    _swap(_session.ReferenceDriver, "open_run", open_run)
+
+
+@defect("PRO-6.2", "a discovery result gives activeCount and remainingCapacity as strings")
+def discovery_counts_as_strings() -> None:
+    original = AdaptiveToolset.search
+
+    def search(self: AdaptiveToolset, arguments: Any) -> dict[str, Any]:
+        result = original(self, arguments)
+        content = result.get("structuredContent")
+        if isinstance(content, dict):
+            counts = {key: str(content[key]) for key in ("activeCount", "remainingCapacity") if key in content}
+            result = {**result, "structuredContent": content | counts}
+        return result
+
+    _swap(AdaptiveToolset, "search", search)
+
+
+@defect("PRO-7.1", "after answering shutdown the driver goes on reading its input")
+def lingers_after_shutdown() -> None:
+    """``shutdown`` closes the runs and answers, but the driver only exits at the end of its input."""
+
+    async def _shutdown(self: stdio.Server, params: Mapping[str, Any]) -> Any:
+        await self.driver.aclose()
+        return {}
+
+    _swap(stdio.Server, "_shutdown", _shutdown)
+
+
+# Processes the driver started and never ends.
+_DETACHED: list[subprocess.Popen[bytes]] = []
+
+
+@defect("PRO-7.1", "the driver starts a process outside its process group and never ends it")
+def detached_process_outlives_the_driver() -> None:
+    """A child that waits for signals, in a new session of its own, survives the driver's shutdown."""
+    original = stdio.serve
+
+    async def serve(driver: Any) -> None:
+        child = [sys.executable, "-c", "import signal; signal.pause()"]
+        _DETACHED.append(subprocess.Popen(child, stdin=subprocess.DEVNULL, start_new_session=True))
+        await original(driver)
+
+    _swap(stdio, "serve", serve)
