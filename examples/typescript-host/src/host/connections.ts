@@ -77,6 +77,8 @@ export class Deadline {
 
 export class ServerConnection {
   private closing: Promise<void> | undefined;
+  /** Calls waiting for their result, cancelled when the transport reports an error. */
+  private readonly inFlight = new Set<AbortController>();
 
   private constructor(
     readonly server: ServerConfig,
@@ -88,8 +90,13 @@ export class ServerConnection {
   static async open(server: ServerConfig, deadline: Deadline, log: (message: string) => void): Promise<ServerConnection> {
     const transport = makeTransport(server);
     const client = new Client(CLIENT_INFO, { capabilities: {} });
-    client.onerror = (error) => log(`server '${server.id}': ${error.message}`);
     const connection = new ServerConnection(server, client, transport);
+    client.onerror = (error) => {
+      log(`server '${server.id}': ${error.message}`);
+      // Over HTTP a connection cut mid-call is only reported here; without this the call
+      // would wait for its time limit. (Over stdio the SDK fails pending calls itself.)
+      for (const call of connection.inFlight) call.abort(new ServerFault(`the connection broke during the call (${error.message})`));
+    };
     try {
       await client.connect(transport, deadline.options());
     } catch (error) {
@@ -135,17 +142,23 @@ export class ServerConnection {
   async callTool(name: string, args: Record<string, unknown>, timeoutSeconds: number): Promise<ToolResult> {
     const what = `tool '${name}' of server '${this.server.id}'`;
     let raw: Record<string, unknown>;
+    const call = new AbortController();
+    this.inFlight.add(call);
     try {
       raw = await this.client.request(
         { method: "tools/call", params: { name, arguments: args } },
         ResultSchema,
-        { timeout: timeoutSeconds * 1000 },
+        { timeout: timeoutSeconds * 1000, signal: call.signal },
       );
     } catch (error) {
+      // The SDK reports every cancelled request as a time-out, whatever the reason.
+      if (call.signal.aborted) return errorResult(`${what} failed: ${describe(call.signal.reason)}`);
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
         return errorResult(`${what} did not answer within ${timeoutSeconds} s; the call was cancelled`);
       }
       return errorResult(`${what} failed: ${describe(error)}`);
+    } finally {
+      this.inFlight.delete(call);
     }
     return toolResult(raw) ?? errorResult(`${what} returned a malformed result (content must be a list of content blocks)`);
   }
