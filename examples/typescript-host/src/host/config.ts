@@ -50,10 +50,9 @@ export const DEFAULT_POLICY: ToolPolicy = {
 
 /**
  * Checks every server of a run and returns them with complete policies, or throws a
- * `config_error` naming the first server and field that is wrong. `warn` hears about
- * policy fields this host does not know, which it ignores.
+ * `config_error` naming the first server and field that is wrong.
  */
-export function parseServers(raw: readonly RawServer[], warn: (message: string) => void): ServerConfig[] {
+export function parseServers(raw: readonly RawServer[]): ServerConfig[] {
   const seen = new Set<string>();
   return raw.map((server, index) => {
     const id = checkServerId(server.id, index);
@@ -61,7 +60,7 @@ export function parseServers(raw: readonly RawServer[], warn: (message: string) 
       throw configError(`server id '${id}' is used by two servers of the run; give each server its own id`);
     }
     seen.add(id);
-    return { id, transport: server.transport, policy: parsePolicy(id, server.policy, warn) };
+    return { id, transport: server.transport, policy: parsePolicy(id, server.policy) };
   });
 }
 
@@ -79,14 +78,17 @@ function checkServerId(id: unknown, index: number): string {
   return id;
 }
 
-function parsePolicy(id: string, raw: unknown, warn: (message: string) => void): ToolPolicy {
+function parsePolicy(id: string, raw: unknown): ToolPolicy {
   if (raw === undefined || raw === null) return DEFAULT_POLICY;
   if (typeof raw !== "object" || Array.isArray(raw)) {
     throw configError(`server '${id}': policy must be an object, got ${show(raw)}`);
   }
   const fields = raw as Record<string, unknown>;
+  // A misspelt field would otherwise fall back to its default without a word.
   const unknown = Object.keys(fields).filter((key) => !POLICY_FIELDS.has(key));
-  if (unknown.length > 0) warn(`server '${id}': ignoring unknown policy fields ${unknown.join(", ")}`);
+  if (unknown.length > 0) {
+    throw configError(`server '${id}': the policy has unknown fields ${unknown.map((key) => `'${key}'`).join(", ")}; expected some of ${[...POLICY_FIELDS].join(", ")}`);
+  }
   return {
     mode: oneOf(id, "mode", fields["mode"], MODES, DEFAULT_POLICY.mode),
     allowedTools: names(id, "allowedTools", fields["allowedTools"]),

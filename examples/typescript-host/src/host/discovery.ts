@@ -37,7 +37,7 @@ export const DISCOVERY_TOOL: Definition = {
 
 export interface DiscoveryRequest {
   readonly query: string;
-  /** Empty: every server (DSC-8). */
+  /** Empty: every server. */
   readonly serverIds: ReadonlySet<string>;
   readonly limit: number;
 }
@@ -54,7 +54,7 @@ export function parseDiscoveryArguments(args: Record<string, unknown>, runServer
     return `'limit' must be a positive integer, got ${show(limit)}`;
   }
 
-  const serverIds = args["server_ids"];
+  const serverIds = args["server_ids"] ?? undefined; // null, like absent, means every server (DSC-8)
   if (serverIds !== undefined) {
     if (!Array.isArray(serverIds) || !serverIds.every((id) => typeof id === "string")) {
       return `'server_ids' must be a list of server ids (strings), got ${show(serverIds)}`;

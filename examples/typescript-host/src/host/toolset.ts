@@ -55,7 +55,7 @@ export class Toolset {
    * Order: configuration, budgets, connections and listing, catalog, policy, first round.
    */
   static async open(config: RunConfig, log: (message: string) => void): Promise<Toolset> {
-    const servers = parseServers(config.servers, log);
+    const servers = parseServers(config.servers);
     const discoveryRegistered = servers.some((server) => server.policy.mode === "auto");
     const baseNames = checkBaseToolNames(config.baseTools);
     const capacity = capacities(config.baseTools.length, discoveryRegistered);
