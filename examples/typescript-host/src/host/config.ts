@@ -2,7 +2,6 @@
  * A run's configuration: its servers with their ids, transports and tool policies, checked
  * before anything is contacted (SPEC.md ERR-3) and completed with the defaults of POL-9.
  */
-import { FIRST_ROUND_LIMIT } from "./budgets.js";
 import { configError, show } from "./errors.js";
 
 export type Mode = "auto" | "allowlist" | "all";
@@ -38,6 +37,8 @@ const MODES: readonly Mode[] = ["auto", "allowlist", "all"];
 const SIDE_EFFECTS: readonly SideEffects[] = ["allow", "readOnly"];
 const POLICY_FIELDS = new Set(["mode", "allowedTools", "deniedTools", "pinnedTools", "maxActiveTools", "sideEffects"]);
 const SERVER_ID = /^[A-Za-z0-9_-]+$/;
+/** No server can have more tools active than a first request carries (ERR-3). */
+const MAX_ACTIVE_TOOLS = 96;
 
 export const DEFAULT_POLICY: ToolPolicy = {
   mode: "auto",
@@ -122,8 +123,8 @@ function names(id: string, field: string, value: unknown): readonly string[] {
 
 function maxActiveTools(id: string, value: unknown): number {
   if (value === undefined) return DEFAULT_POLICY.maxActiveTools;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > FIRST_ROUND_LIMIT) {
-    throw configError(`server '${id}': policy.maxActiveTools is ${show(value)}; expected an integer from 0 to ${FIRST_ROUND_LIMIT}`);
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > MAX_ACTIVE_TOOLS) {
+    throw configError(`server '${id}': policy.maxActiveTools is ${show(value)}; expected an integer from 0 to ${MAX_ACTIVE_TOOLS}`);
   }
   return value;
 }
