@@ -27,8 +27,8 @@ export interface RunConfig {
 
 /** SPEC.md ID-5: how long listing may take when the run does not say. */
 export const DEFAULT_LIST_TIMEOUT_SECONDS = 15;
-/** How long starting a server and the MCP handshake may take; a stdio server may need seconds on a busy machine. */
-export const CONNECT_TIMEOUT_SECONDS = 10;
+/** How long starting a server and the MCP handshake may take: a stdio server may need many seconds on a busy machine. */
+export const CONNECT_TIMEOUT_SECONDS = 20;
 
 export class Toolset {
   /** Active MCP tools by exposed name, in order of activation (the definition order, SPEC.md ID-1). */
