@@ -155,11 +155,15 @@ BAD_CONFIG = [
     ("ERR-3.5", "deniedTools with a number", lambda s: s | {"policy": {"deniedTools": [1]}}),
     ("ERR-3.5", "allowedTools with null", lambda s: s | {"policy": {"mode": "allowlist", "allowedTools": [None]}}),
     ("ERR-3.5", "pinnedTools an object", lambda s: s | {"policy": {"pinnedTools": {"a": 1}}}),
+    ("ERR-3.6", "policy a string", lambda s: s | {"policy": "auto"}),
+    ("ERR-3.6", "policy a list", lambda s: s | {"policy": [{"mode": "auto"}]}),
+    ("ERR-3.6", "policy with an unknown field", lambda s: s | {"policy": {"mode": "auto", "maxActive": 5}}),
+    ("ERR-3.6", "policy field in snake case", lambda s: s | {"policy": {"max_active_tools": 5}}),
     ("ERR-3.5", "pinnedTools a nested list", lambda s: s | {"policy": {"pinnedTools": [["a"]]}}),
 ]
 
 
-@clause("ERR-3.1", "ERR-3.2", "ERR-3.3", "ERR-3.4", "ERR-3.5")
+@clause("ERR-3.1", "ERR-3.2", "ERR-3.3", "ERR-3.4", "ERR-3.5", "ERR-3.6")
 @pytest.mark.parametrize(("sentence", "what", "mutate"), BAD_CONFIG, ids=[b[1] for b in BAD_CONFIG])
 def test_invalid_configuration_is_a_config_error(
     sut: Sut, fleets: Fleets, sentence: str, what: str, mutate: Callable[[dict[str, Any]], Any]

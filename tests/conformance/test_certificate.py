@@ -282,6 +282,19 @@ def test_regression_mode_accepts_a_listed_failure(tmp_path: Path) -> None:
     assert cert["failures"][0]["expected_failure"] == [{"clause": "A-1", "reason": "lands in 2.0", "test": None}]
 
 
+def test_regression_mode_holds_a_baseline_whose_listed_failures_leave_a_clause_inconclusive(tmp_path: Path) -> None:
+    hidden = record("test_one", ["A-1", "A-2"], "finding", findings=[finding(["A-2"])])
+
+    baseline = certificate(tmp_path, [hidden], (Expectation("A-2", "lands in 2.0"),), mode="regression")
+    unlisted = certificate(tmp_path, [hidden], (Expectation("A-3", "known"),), mode="regression")
+
+    assert (baseline["verdict"], baseline["exit_code"]) == ("no regressions", 0)
+    assert statuses(baseline)["A-1"] == "inconclusive"
+    assert "not established behind the listed failures: A-1" in baseline["why"][0]
+    # A failure nobody listed hides the clause: that is no baseline.
+    assert (unlisted["verdict"], unlisted["exit_code"]) == ("incomplete", 2)
+
+
 def test_a_protocol_finding_is_never_expected(tmp_path: Path) -> None:
     listed = (Expectation("A-1", "lands in 2.0"),)
     crash = record("test_one", ["A-1"], "finding", findings=[finding([], "exited", protocol=True)])

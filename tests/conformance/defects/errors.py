@@ -340,3 +340,18 @@ def config_errors_without_detail() -> None:
         _errors.ToolsetError.__init__(self, "the configuration is invalid")
 
     _swap(ConfigurationError, "__init__", __init__)
+
+
+@defect("ERR-3.6", "a policy's unknown fields are ignored")
+def unknown_policy_fields_ignored() -> None:
+    """Fields POL-9 does not name are dropped instead of failing the run."""
+    known = {"mode", "allowedTools", "deniedTools", "pinnedTools", "maxActiveTools", "sideEffects"}
+    original = ToolPolicy.from_wire.__func__  # type: ignore[attr-defined]
+
+    def from_wire(cls: type[ToolPolicy], data: Any, where: str = "policy") -> ToolPolicy:
+        if isinstance(data, Mapping):
+            data = {k: v for k, v in data.items() if k in known}
+        policy: ToolPolicy = original(cls, data, where)
+        return policy
+
+    _swap(ToolPolicy, "from_wire", classmethod(from_wire))

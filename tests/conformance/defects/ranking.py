@@ -86,3 +86,9 @@ def read_signal_from_the_prompt() -> None:
 
     _swap(LexicalIndex, "__init__", __init__)
     _swap(LexicalIndex, "_parse", _parse)
+
+
+@defect("RNK-3.3", "a server id is named inside a word too (s1 in xs1)", twin="server_id_anywhere")
+def server_id_anywhere() -> None:
+    """A server id names its server wherever it occurs, inside a word included."""
+    _swap(_ranking, "names_server", lambda server_id, text: server_id.casefold() in text)

@@ -1,0 +1,44 @@
+/**
+ * Tool policies (SPEC.md POL-1 to POL-9): which tools of a server may ever be active, and
+ * which must be active from the first round. Applied before any ranking.
+ *
+ * Implementation-defined choice (SPEC.md ID-3): a pinned or allowlisted name that the
+ * server does not offer is a configuration error naming the server and the names.
+ */
+import type { CatalogTool } from "./catalog.js";
+import type { ServerConfig, ToolPolicy } from "./config.js";
+import { configError } from "./errors.js";
+
+/** Whether the server's policy admits the tool (POL-2 to POL-5, POL-7). */
+export function isEligible(tool: CatalogTool, policy: ToolPolicy): boolean {
+  const name = tool.originalName;
+  if (policy.deniedTools.includes(name)) return false;
+  if (restrictsByAllowlist(policy) && !policy.allowedTools.includes(name)) return false;
+  // Fails closed: only the JSON boolean true counts, never "true" or 1, never a guess from the name.
+  if (policy.sideEffects === "readOnly" && tool.annotations?.["readOnlyHint"] !== true) return false;
+  return true;
+}
+
+/** Required tools are active before any ranked tool (POL-6): eligible pinned tools, and every eligible tool outside `auto`. */
+export function isRequired(tool: CatalogTool, policy: ToolPolicy): boolean {
+  return isEligible(tool, policy) && (policy.mode !== "auto" || policy.pinnedTools.includes(tool.originalName));
+}
+
+function restrictsByAllowlist(policy: ToolPolicy): boolean {
+  return policy.mode === "allowlist" || (policy.mode === "auto" && policy.allowedTools.length > 0);
+}
+
+/** POL-8: a name the server does not offer never brings another tool in; here it is an error. */
+export function checkNamesOffered(server: ServerConfig, tools: readonly CatalogTool[]): void {
+  const offered = new Set(tools.map((tool) => tool.originalName));
+  const policy = server.policy;
+  const named = [
+    ...policy.pinnedTools.map((name) => ["pinnedTools", name] as const),
+    ...(restrictsByAllowlist(policy) ? policy.allowedTools.map((name) => ["allowedTools", name] as const) : []),
+  ];
+  const missing = named.filter(([, name]) => !offered.has(name));
+  if (missing.length > 0) {
+    const list = missing.map(([field, name]) => `'${name}' (${field})`).join(", ");
+    throw configError(`server '${server.id}' does not offer ${list}; remove the names from its policy or check their spelling`);
+  }
+}

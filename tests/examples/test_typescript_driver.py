@@ -1,0 +1,65 @@
+"""examples/typescript-driver: the skeleton a team starts from can be baselined and then held to it."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from tests.examples._node import EXAMPLES, build, certify, clause_statuses
+
+# Fast and repeatable: the baseline and the regression run draw the same examples.
+SETTINGS = ("-n", "2", "--seed", "0", "--thoroughness", "quick", "--no-shrink")
+
+
+@pytest.mark.slow  # two certifications: several minutes on two cores
+def test_the_skeleton_answers_the_protocol_and_its_baseline_holds_in_regression_mode(tmp_path: Path) -> None:
+    driver = build("typescript-driver")
+    command = f"node {driver.relative_to(EXAMPLES.parent)}"
+
+    baseline = certify(*SETTINGS, "--sut-cmd", command, "--out", str(tmp_path / "baseline"))
+
+    first = json.loads((tmp_path / "baseline" / "certificate.json").read_text())
+    statuses = clause_statuses(first)
+    assert baseline.returncode == 1 and first["verdict"] == "non-conformant", baseline.stdout[-3000:]
+    # Its placeholder host breaks clauses; its protocol shell breaks none and it never crashes.
+    assert {clause: status for clause, status in statuses.items() if clause.startswith("PRO-")} == {
+        f"PRO-{n}": "pass" for n in range(1, 7)
+    }
+    assert not [failure for failure in first["failures"] if failure["protocol"]]
+    assert first["errors"] == []
+    failing = sorted(clause for clause, status in statuses.items() if status == "fail")
+    assert failing
+    expectations = tmp_path / "known.toml"
+    expectations.write_text(
+        "".join(
+            f'[[expected_failure]]\nclause = "{clause}"\nreason = "placeholder logic of the skeleton"\n\n'
+            for clause in failing
+        )
+    )
+    junit = tmp_path / "report.xml"
+
+    regression = certify(
+        *SETTINGS,
+        "--sut-cmd",
+        command,
+        "--out",
+        str(tmp_path / "regression"),
+        "--mode",
+        "regression",
+        "--expectations",
+        str(expectations),
+        "--",
+        f"--junitxml={junit}",
+    )
+
+    second = json.loads((tmp_path / "regression" / "certificate.json").read_text())
+    assert (regression.returncode, second["verdict"]) == (0, "no regressions"), regression.stdout[-5000:]
+    assert sorted(c for c, s in clause_statuses(second).items() if s == "expected-fail") == failing
+    cases = list(ET.parse(junit).getroot().iter("testcase"))
+    assert cases
+    assert not [
+        case.get("name") for case in cases if case.find("failure") is not None or case.find("error") is not None
+    ]
