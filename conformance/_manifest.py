@@ -56,7 +56,6 @@ PENDING: Final[frozenset[str]] = frozenset(
         "POL-2.3",
         "POL-4.3",
         "POL-6.1",
-        "SEL-3.2",
         "RNK-1.2",
         "RNK-1.3",
         "RNK-2.2",
