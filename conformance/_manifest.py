@@ -69,8 +69,6 @@ PENDING: Final[frozenset[str]] = frozenset(
         "RNK-6.6",
         "RNK-7.1",
         "RNK-7.3",
-        "DSC-9.2",
-        "DSC-10.3",
         "DEF-2.1",
         "DEF-4.1",
         "GATE-4.4",

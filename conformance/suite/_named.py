@@ -9,16 +9,16 @@ holds (small servers of interchangeable tools) and ask for the tools one by one.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from conformance._sut import Run
+from conformance._sut import Run, Sut
 from conformance.suite._oracle import MAX_LIMIT
-from conformance.suite._wire import DISCOVERY, names
+from conformance.suite._wire import DISCOVERY, base_tools, names, open_params
 from mock_servers import ServerSpec, ToolSpec
 
-__all__ = ["NamedCall", "ask_for", "plain_server"]
+__all__ = ["NamedCall", "ask_for", "discover_in_turn", "plain_server"]
 
 
 def plain_server(server_id: str, count: int, *, prefix: str = "tool") -> ServerSpec:
@@ -61,3 +61,22 @@ async def ask_for(r: Run, targets: Iterable[str], *, limit: int | None = MAX_LIM
         calls.append(NamedCall(target, arguments, result, names(defs), after))
         defs = after
     return calls
+
+
+async def discover_in_turn(
+    sut: Sut,
+    servers: Sequence[Mapping[str, Any]],
+    base: int,
+    calls: Iterable[Mapping[str, Any]],
+    *,
+    system: str = "",
+) -> list[tuple[Mapping[str, Any], dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]]:
+    """Open a run with ``base`` base tools and make each discovery call in turn, arguments as
+    given (valid or not): [(arguments, result, definitions before, definitions after)]."""
+    out = []
+    async with sut.open(open_params(servers, base_tools(base), system=system)) as r:
+        for arguments in calls:
+            before = await r.definitions()
+            result = await r.call(DISCOVERY, arguments)
+            out.append((arguments, result, before, await r.definitions()))
+    return out

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from reference_impl import _toolset
 from reference_impl._budgets import Budgets
 from reference_impl._catalog import Catalog
 from reference_impl._config import ServerConfig, ToolPolicy
+from reference_impl._discovery import DiscoveryArguments
 from reference_impl._policy import Eligibility
 from reference_impl._ranking import RankingIndex, ScoreBreakdown
 from reference_impl._selection import FirstRound
@@ -22,14 +24,16 @@ from reference_impl._toolset import AdaptiveToolset
 from tests.conformance.defects._patches import _swap
 
 __all__ = [
+    "AlteredIndex",
     "FirstRoundCall",
-    "ReorderedIndex",
+    "MaxActive",
     "after_search",
     "during_search",
     "listing_positions",
     "mcp_order",
     "per_toolset",
     "wrap_first_round",
+    "wrap_parse",
 ]
 
 Select = Callable[[Sequence[ServerConfig], Catalog, Eligibility, RankingIndex, Budgets, str], FirstRound]
@@ -84,36 +88,55 @@ def wrap_first_round(defective: Callable[[FirstRoundCall], FirstRound]) -> None:
     _swap(_toolset, "select_first_round", select)
 
 
-class ReorderedIndex:
-    """A ranking index whose ``order`` (what the first round walks) goes through ``reorder``."""
+Reorder = Callable[[Iterator[int], str], Iterator[int]]
 
-    def __init__(self, index: RankingIndex, reorder: Callable[[Iterator[int], str], Iterator[int]]) -> None:
+
+class AlteredIndex:
+    """A ranking index whose ``order`` (what the first round walks) and ``matches`` (what
+    discovery walks) go through the given functions."""
+
+    def __init__(self, index: RankingIndex, *, order: Reorder | None = None, matches: Reorder | None = None) -> None:
         self._index = index
-        self._reorder = reorder
+        self._order = order
+        self._matches = matches
 
     def order(self, query: str) -> Iterator[int]:
-        return self._reorder(self._index.order(query), query)
+        ranked = self._index.order(query)
+        return ranked if self._order is None else self._order(ranked, query)
 
     def matches(self, query: str) -> Iterator[int]:
-        return self._index.matches(query)
+        found = self._index.matches(query)
+        return found if self._matches is None else self._matches(found, query)
 
     def breakdown(self, tool: int, query: str) -> ScoreBreakdown:
         return self._index.breakdown(tool, query)
 
 
+@dataclass(frozen=True, slots=True)
+class MaxActive:
+    """All a discovery call reads of a server's policy, for a defect to set at will."""
+
+    max_active_tools: int
+
+
 def during_search(
     *,
-    policies: Callable[[ToolPolicy], Any] | None = None,
+    policies: Callable[[AdaptiveToolset, str, ToolPolicy], ToolPolicy | MaxActive] | None = None,
     eligibility: Callable[[AdaptiveToolset], Eligibility] | None = None,
-    index: Callable[[AdaptiveToolset, RankingIndex], Any] | None = None,
+    index: Callable[[AdaptiveToolset, RankingIndex], RankingIndex] | None = None,
+    when: Callable[[AdaptiveToolset, Any], bool] | None = None,
 ) -> None:
-    """Let every discovery call see other per-server policies, eligibility or ranking index."""
+    """Let discovery calls (those ``when`` accepts: all by default) see other per-server
+    policies, eligibility or ranking index."""
     original = AdaptiveToolset.search
 
     def search(self: AdaptiveToolset, arguments: Any) -> dict[str, Any]:
+        if when is not None and not when(self, arguments):
+            return original(self, arguments)
         saved = self._policies, self._eligibility, self._index
         if policies is not None:
-            self._policies = {sid: policies(p) for sid, p in saved[0].items()}
+            # A discovery call reads only maxActiveTools of a policy.
+            _swap(self, "_policies", {sid: policies(self, sid, p) for sid, p in saved[0].items()})
         if eligibility is not None:
             self._eligibility = eligibility(self)
         if index is not None:
@@ -124,6 +147,18 @@ def during_search(
             self._policies, self._eligibility, self._index = saved
 
     _swap(AdaptiveToolset, "search", search)
+
+
+def wrap_parse(
+    defective: Callable[[Callable[[Any, frozenset[str]], DiscoveryArguments], Any, frozenset[str]], DiscoveryArguments],
+) -> None:
+    """Check every discovery call's arguments with ``defective(reference check, arguments, server ids)``."""
+    original = getattr(_toolset, "parse_arguments")  # noqa: B009 - not exported
+
+    def parse(arguments: Any, known: frozenset[str]) -> DiscoveryArguments:
+        return defective(original, arguments, known)
+
+    _swap(_toolset, "parse_arguments", parse)
 
 
 def after_search(edit: Callable[[AdaptiveToolset, Any, dict[str, Any], list[str]], dict[str, Any]]) -> None:

@@ -15,8 +15,9 @@ from reference_impl._policy import Eligibility
 from reference_impl._selection import FirstRound
 from reference_impl._toolset import AdaptiveToolset
 from tests.conformance.defects._hooks import (
+    AlteredIndex,
     FirstRoundCall,
-    ReorderedIndex,
+    MaxActive,
     during_search,
     listing_positions,
     mcp_order,
@@ -63,7 +64,9 @@ def fairness_cap_only_when_crowded() -> None:
 
 @defect("SEL-1.3", "discovery holds every server to the first round's cap of 12")
 def discovery_caps_servers_at_12() -> None:
-    during_search(policies=lambda p: dataclasses.replace(p, max_active_tools=min(FAIRNESS_CAP, p.max_active_tools)))
+    during_search(
+        policies=lambda _t, _s, p: dataclasses.replace(p, max_active_tools=min(FAIRNESS_CAP, p.max_active_tools))
+    )
 
 
 @defect("SEL-2.1", "the first round stops one tool before its capacity is used up")
@@ -86,7 +89,7 @@ def zero_scores_left_out() -> None:
         def positive(order: Iterator[int], query: str) -> Iterator[int]:
             return (i for i in order if call.index.breakdown(i, query).total > 0)
 
-        return call.select(index=ReorderedIndex(call.index, positive))
+        return call.select(index=AlteredIndex(call.index, order=positive))
 
     wrap_first_round(select)
 
@@ -137,7 +140,7 @@ def max_active_zero_means_default() -> None:
 
 @defect("SEL-3.3", "discovery reads maxActiveTools 0 as no limit")
 def discovery_ignores_max_active_zero() -> None:
-    during_search(policies=lambda p: dataclasses.replace(p, max_active_tools=10**6) if p.max_active_tools == 0 else p)
+    during_search(policies=lambda _t, _s, p: MaxActive(10**6) if p.max_active_tools == 0 else p)
 
 
 @defect("SEL-4.1", "each run lists its active tools rotated by the number of runs opened before it")
@@ -182,7 +185,7 @@ def first_round_server_by_server() -> None:
         def by_server(order: Iterator[int], _query: str) -> Iterator[int]:
             return iter(sorted(order, key=lambda i: position[call.server_of(i)]))
 
-        return call.select(index=ReorderedIndex(call.index, by_server))
+        return call.select(index=AlteredIndex(call.index, order=by_server))
 
     wrap_first_round(select)
 
@@ -207,7 +210,7 @@ def walk_stops_at_a_capped_server() -> None:
                     room[server_id] -= 1
                 yield i
 
-        return call.select(index=ReorderedIndex(call.index, stopping))
+        return call.select(index=AlteredIndex(call.index, order=stopping))
 
     wrap_first_round(select)
 
