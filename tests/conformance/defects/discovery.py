@@ -404,3 +404,22 @@ def first_matches_in_catalog_order() -> None:
         return AlteredIndex(base, matches=lambda found, _query: iter(sorted(found)))
 
     during_search(index=index)
+
+
+# Permitted variants (not defects) ------------------------------------------------------------
+
+
+def activates_only_what_it_must() -> None:
+    """DSC-5.6 permits a call to activate fewer tools than its bounds allow, even none:
+    this discovery activates a candidate only when the query is its qualified name, the one
+    activation DSC-5.8 demands. An implementation doing so claims only the core profile."""
+
+    def index(toolset: AdaptiveToolset, base: Any) -> AlteredIndex:
+        entries = toolset.catalog.entries
+
+        def exact(found: Iterator[int], query: str) -> Iterator[int]:
+            return (i for i in found if entries[i].qualified_name == query.strip())
+
+        return AlteredIndex(base, matches=exact)
+
+    during_search(index=index)
