@@ -37,10 +37,10 @@ def servers(*specs: tuple[int, dict[str, Any]]) -> FleetAndPolicies:
     return fleet, {f"s{i}": dict(p) for i, (_, p) in enumerate(specs)}
 
 
-def plain(*servers: tuple[int, dict[str, Any]]) -> FleetAndPolicies:
+def plain(*specs: tuple[int, dict[str, Any]]) -> FleetAndPolicies:
     """Servers ``s0``, ``s1``… of ``(count, policy)`` plain tools ``tool_0``, ``tool_1``…"""
-    fleet = FleetSpec(servers=tuple(plain_server(f"s{i}", n) for i, (n, _) in enumerate(servers)))
-    return fleet, {f"s{i}": dict(p) for i, (_, p) in enumerate(servers)}
+    fleet = FleetSpec(servers=tuple(plain_server(f"s{i}", n) for i, (n, _) in enumerate(specs)))
+    return fleet, {f"s{i}": dict(p) for i, (_, p) in enumerate(specs)}
 
 
 def tool(name: str, description: str = "Thing.", read_only: bool = False) -> ToolSpec:
