@@ -43,7 +43,8 @@ _PERMISSION: Final = "a permission (MAY): an implementation that uses it and one
 UNTESTED: Final[Mapping[str, str]] = {
     "CAT-6.1": _PERMISSION,
     "RNK-9.2": _PERMISSION,
-    "DSC-5.6": _PERMISSION,
+    "DSC-5.6": _PERMISSION + "; no check asks a call for more than DSC-5.8 demands, and a discovery that activates "
+    "only that passes every core check of selection, budgets and discovery",
     "ISO-3.1": "a permission (MAY): the selection trace is not part of the wire contract",
 }
 
@@ -56,8 +57,6 @@ PENDING: Final[frozenset[str]] = frozenset(
         "POL-2.3",
         "POL-4.3",
         "POL-6.1",
-        "SEL-3.2",
-        "DSC-9.2",
         "DEF-2.1",
         "DEF-4.1",
     }

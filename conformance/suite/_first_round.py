@@ -87,6 +87,9 @@ def open_first_round(
         assume(model.error is None)
     spec, policies = fleet
     base = base_tools(base_count)
+    if not spec.servers:  # a run of base tools alone: there is no fleet to serve
+        got = run(refusal_or(sut, open_params([], base)))
+        return Opened(model, {}, names(base), got, {"servers": [], "baseTools": base_count})
     with fleets.serve(spec, policies) as served:
         case = served.describe() | {"baseTools": base_count}
         got = run(refusal_or(sut, open_params(served.servers, base)))

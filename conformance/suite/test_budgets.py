@@ -4,10 +4,12 @@ below zero."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from conformance import OutcomeError, Run, Sut, clause
@@ -15,10 +17,11 @@ from conformance.suite._explore import BASES as DISCOVERY_BASES
 from conformance.suite._explore import FLEETS as DISCOVERY_FLEETS
 from conformance.suite._explore import STEPS, Steps, Trace, explore, plan, saturating_steps
 from conformance.suite._first_round import open_first_round, with_examples
-from conformance.suite._fleets import Fleets
-from conformance.suite._oracle import DYNAMIC, FIRST_ROUND, REQUEST
+from conformance.suite._fleets import Fleets, tools_of
+from conformance.suite._named import ask_for, plain_server
+from conformance.suite._oracle import DYNAMIC, FIRST_ROUND, REQUEST, first_round
 from conformance.suite._strategies import FleetAndPolicies, examples, fleets_with_policies
-from conformance.suite._wire import base_tools, fail, names, open_params, refusal_or, run
+from conformance.suite._wire import base_tools, fail, names, open_params, qualified, refusal_or, run
 from mock_servers import FleetSpec, ServerSpec
 
 FLEETS = fleets_with_policies(max_servers=3, max_tools=30)
@@ -39,6 +42,8 @@ FULL_FIRST_ROUNDS: list[tuple[FleetAndPolicies, int]] = [
     (_servers((3, {}), (40, {})), 94),  # capacity 1
     (_servers((3, {}), (40, {})), 95),  # capacity 0
     (_servers((40, {"mode": "all", "maxActiveTools": 40})), 56),  # no discovery tool: 56 + 40 = 96
+    (_servers((40, {"mode": "all", "maxActiveTools": 40})), 55),  # one short: 95
+    (_servers((10, {}), (40, {"mode": "all", "maxActiveTools": 40})), 45),  # 40 required, 10 ranked: 96
 ]
 
 
@@ -50,22 +55,16 @@ def test_the_first_request_carries_at_most_96_definitions(
     sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int
 ) -> None:
     opened = open_first_round(sut, fleets, fleet, base_count)
-    defs = opened.definitions(("BUD-1.1",))
-    if len(defs) > FIRST_ROUND:
-        raise fail(
-            ("BUD-1.1",),
-            "the first request carries too many definitions",
-            expected=f"<= {FIRST_ROUND}",
-            observed=len(defs),
-            case=opened.case,
-        )
+    defs = opened.definitions(("BUD-1.2",))
     mcp = len(defs) - base_count - int(opened.model.discovery)
-    if mcp > opened.model.capacity:
+    over_capacity = mcp > opened.model.capacity
+    if len(defs) > FIRST_ROUND or over_capacity:
         raise fail(
-            ("BUD-1.2",),
-            "the first round took more MCP tools than its capacity",
-            expected=f"<= {opened.model.capacity} (96 - {base_count} base tools - discovery tool)",
-            observed=mcp,
+            (("BUD-1.1",) if len(defs) > FIRST_ROUND else ()) + (("BUD-1.2",) if over_capacity else ()),
+            "the first request carries too many definitions",
+            expected=f"<= {FIRST_ROUND}, of which MCP tools <= {opened.model.capacity} "
+            f"(96 - {base_count} base tools - {int(opened.model.discovery)} discovery tool)",
+            observed={"definitions": len(defs), "mcp": mcp},
             case=opened.case,
         )
 
@@ -129,68 +128,144 @@ def test_lexical_discovery_fills_exactly_up_to_the_dynamic_watermark(sut: Sut, f
         )
 
 
-async def _fill_request(r: Run, trace: Trace) -> tuple[int, list[dict[str, Any]] | OutcomeError, int]:
-    """A request of exactly 128 definitions, then one of 129, then the definitions again."""
-    room = REQUEST - len(await r.definitions())
-    exact = len(await r.request(base_tools(room, "extra")))
+# Base tools 95 and the discovery tool leave a first-round capacity of 0 and a dynamic
+# capacity of 16: the 12 tools of f0 and the 4 of f1, asked for by name (which any ranker
+# activates, DSC-5.8), fill it exactly; the tools of f2 then find no room.
+FILL_BASE = 95
+FILL_FLEET = FleetSpec(servers=(plain_server("f0", 12), plain_server("f1", 4), plain_server("f2", 3)))
+
+
+@clause("BUD-2.2", "BUD-2.1")
+def test_discovery_fills_the_dynamic_capacity_and_goes_no_further(sut: Sut, fleets: Fleets) -> None:
+    fill = [qualified(s.id, t.name) for s in FILL_FLEET.servers[:2] for t in s.tools]
+    past = [qualified("f2", t.name) for t in FILL_FLEET.servers[2].tools]
+    with fleets.serve(FILL_FLEET) as served:
+        case = served.describe() | {"baseTools": FILL_BASE}
+
+        async def body() -> tuple[int, list[int]]:
+            async with sut.open(open_params(served.servers, base_tools(FILL_BASE))) as r:
+                await ask_for(r, fill)
+                full = len(await r.definitions())
+                counts = [len(call.after) for call in await ask_for(r, past)]
+                case["steps"] = r.case["steps"]
+                return full, counts
+
+        full, counts = run(body())
+    if any(count > DYNAMIC for count in [full, *counts]):
+        raise fail(
+            ("BUD-2.1",),
+            "discovery grew the definitions past 112",
+            expected=f"<= {DYNAMIC}",
+            observed=[full, *counts],
+            case=case,
+        )
+    if full != DYNAMIC:
+        raise fail(
+            ("BUD-2.2",),
+            "discovery stopped short of the dynamic capacity although each remaining tool was asked for by name",
+            expected=DYNAMIC,
+            observed=full,
+            case=case,
+        )
+
+
+_T = TypeVar("_T")
+
+
+async def _outcome(call: Awaitable[_T]) -> _T | OutcomeError:
     try:
-        over: list[dict[str, Any]] | OutcomeError = await r.request(base_tools(room + 1, "extra"))
+        return await call
     except OutcomeError as exc:
-        over = exc
-    return exact, over, len(await r.definitions())
+        return exc
+
+
+@dataclass
+class _Requests:
+    """What the run answered: a request of exactly 128 definitions, one of 129, then the
+    definitions and the request of 128 again."""
+
+    run_definitions: int
+    exact: list[dict[str, Any]] | OutcomeError
+    over: list[dict[str, Any]] | OutcomeError
+    after: list[dict[str, Any]] | OutcomeError
+    again: list[dict[str, Any]] | OutcomeError
+
+
+async def _fill_request(r: Run, trace: Trace) -> _Requests:
+    own = len(await r.definitions())
+    room = REQUEST - own
+    exact = await _outcome(r.request(base_tools(room, "extra")))
+    over = await _outcome(r.request(base_tools(room + 1, "extra")))
+    after = await _outcome(r.definitions())
+    again = await _outcome(r.request(base_tools(room, "extra")))
+    return _Requests(own, exact, over, after, again)
+
+
+def _shown(answer: list[dict[str, Any]] | OutcomeError) -> object:
+    return str(answer) if isinstance(answer, OutcomeError) else len(answer)
 
 
 @clause("BUD-3.1", "BUD-3.2", "BUD-3.3", "BUD-3.4")
 @examples(6)
 @given(DISCOVERY_FLEETS, DISCOVERY_BASES, STEPS)
+@example(fleet=_servers((40, {"maxActiveTools": 40})), base_count=0, steps=[(0, 12, True), (0, 12, True)])
+@example(fleet=_servers((40, {"maxActiveTools": 40}), (30, {})), base_count=90, steps=[(0, None, False)])
 def test_every_request_is_checked_against_128(
     sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int, steps: Steps
 ) -> None:
     model = plan(fleet, base_count)
     assume(model.error is None and model.discovery)
     trace = explore(sut, fleets, fleet, base_count, steps, then=_fill_request)
-    exact, over, after = trace.after
-    if exact != REQUEST:
+    got: _Requests = trace.after
+    grown = got.run_definitions - len(trace.start)
+    if isinstance(got.exact, OutcomeError) or len(got.exact) != REQUEST:
         raise fail(
             ("BUD-3.3",),
             "a request of exactly 128 definitions was refused or altered",
             expected=REQUEST,
-            observed=exact,
+            observed=_shown(got.exact),
             case=trace.case,
         )
-    if not isinstance(over, OutcomeError):
+    if not isinstance(got.over, OutcomeError):
         raise fail(
-            ("BUD-3.2",),
-            "a request over 128 definitions was not refused",
+            ("BUD-3.1", "BUD-3.2"),
+            f"a request of 129 definitions ({got.run_definitions} of the run, {grown} of them added by "
+            f"discovery, and {REQUEST + 1 - got.run_definitions} added by the host) was not refused",
             expected="request_too_large",
-            observed=len(over),
+            observed=len(got.over),
             case=trace.case,
         )
-    if over.kind != "request_too_large":
+    if got.over.kind != "request_too_large":
         raise fail(
             ("BUD-3.2",),
             "a request over 128 failed with the wrong kind",
             expected="request_too_large",
-            observed=str(over),
+            observed=str(got.over),
             case=trace.case,
         )
-    if after != len(trace.steps[-1].definitions):
+    last = trace.steps[-1].definitions
+    if got.after != last or isinstance(got.again, OutcomeError) or len(got.again) != REQUEST:
         raise fail(
             ("BUD-3.4",),
-            "the run changed after a refused request",
-            expected=len(trace.steps[-1].definitions),
-            observed=after,
+            "the run was not left open and unchanged after a refused request",
+            expected={"definitions": len(last), "request of 128": REQUEST},
+            observed={"definitions": _shown(got.after), "request of 128": _shown(got.again)},
             case=trace.case,
         )
 
 
-# (servers, base tools, must open): capacity -1 with and without servers, 0 with nothing required.
+# (servers, base tools, must open): capacities -2, -1, 0 and 1, with and without servers,
+# and 0 with a required tool, which the capacity cannot hold.
 CAPACITY_CASES: dict[str, tuple[FleetAndPolicies, int, bool, str]] = {
+    "minus-two-auto": (_servers((5, {})), 97, False, "BUD-4.1"),
     "minus-one-auto": (_servers((5, {})), 96, False, "BUD-4.1"),
+    "minus-one-non-auto": (_servers((5, {"mode": "allowlist"})), 97, False, "BUD-4.1"),
     "minus-one-no-server": ((FleetSpec(servers=()), {}), 97, False, "BUD-4.2"),
     "zero-no-server": ((FleetSpec(servers=()), {}), 96, True, "BUD-4.3"),
     "zero-auto": (_servers((5, {})), 95, True, "BUD-4.3"),
     "zero-non-auto-nothing-required": (_servers((5, {"mode": "allowlist"})), 96, True, "BUD-4.3"),
+    "zero-with-a-required-tool": (_servers((1, {"mode": "all"})), 96, False, "BUD-4.3"),
+    "one-auto": (_servers((5, {})), 94, True, "BUD-4.1"),
 }
 
 
@@ -200,6 +275,8 @@ def test_a_negative_first_round_capacity_is_a_selection_error_and_zero_is_allowe
     sut: Sut, fleets: Fleets, name: str
 ) -> None:
     (spec, policies), base_count, must_open, sentence = CAPACITY_CASES[name]
+    model = first_round(tools_of(spec), policies, base_count)
+    required = sum(len(m.required) for m in model.servers.values())
     if not spec.servers:
         case: dict[str, Any] = {"servers": [], "baseTools": base_count}
         got = run(refusal_or(sut, open_params([], base_tools(base_count))))
@@ -207,12 +284,13 @@ def test_a_negative_first_round_capacity_is_a_selection_error_and_zero_is_allowe
         with fleets.serve(spec, policies) as served:
             case = served.describe() | {"baseTools": base_count}
             got = run(refusal_or(sut, open_params(served.servers, base_tools(base_count))))
+    what = f"a first-round capacity of {model.capacity} with {required} required tools"
     if must_open and isinstance(got, OutcomeError):
-        raise fail((sentence,), "a first-round capacity of zero was refused", observed=str(got), case=case)
+        raise fail((sentence,), f"{what} was refused", observed=str(got), case=case)
     if not must_open and not (isinstance(got, OutcomeError) and got.kind == "selection_error"):
         raise fail(
             (sentence,),
-            "a first-round capacity below zero did not fail the run with a selection error",
+            f"{what} did not fail the run with a selection error",
             expected="selection_error",
             observed=str(got) if isinstance(got, OutcomeError) else names(got),
             case=case,

@@ -3,36 +3,63 @@ tools it may activate and how many, what it reports, invalid arguments, and scop
 
 The properties drive discovery sequences over generated fleets (:mod:`._explore`) and
 each checks one invariant of the trace; example-based tests beside them pin the
-boundaries (limits, scopes, arguments).
+boundaries (limits, room, scopes, arguments). Checks of ``core`` sentences never count on
+a call to activate anything beyond what DSC-5.8 guarantees (:mod:`._named`).
 """
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any, cast
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from conformance import Sut, clause
+from conformance.suite._discovery_cases import (
+    ABSENT,
+    ASKED_BY_NAME,
+    AT_MAX,
+    INVALID_DISCOVERY,
+    LEXICAL_DISCOVERY,
+    LEXICAL_TOOLS,
+    LIMITS,
+    NOT_AUTO,
+    REGISTRATION,
+    RELEVANT,
+    ROOM_OF_TWO,
+    WIDE,
+    plain,
+    servers,
+    tool,
+)
 from conformance.suite._explore import BASES, FLEETS, STEPS, Steps, explore, plan
-from conformance.suite._first_round import open_first_round
+from conformance.suite._first_round import open_first_round, with_examples
 from conformance.suite._fleets import Fleets
+from conformance.suite._named import ask_for, discover_in_turn, plain_server
 from conformance.suite._oracle import DEFAULT_LIMIT, MAX_LIMIT, discovery_bound
 from conformance.suite._strategies import FleetAndPolicies, examples
-from conformance.suite._wire import DISCOVERY, activated, base_tools, fail, names, open_params, run, structured
-from mock_servers import FleetSpec, ServerSpec, ToolSpec
-
-
-def _servers(*specs: tuple[int, dict[str, Any]]) -> FleetAndPolicies:
-    """Servers ``s0``, ``s1``… of ``(tool_count, policy)``."""
-    fleet = FleetSpec(servers=tuple(ServerSpec(id=f"s{i}", tool_count=n) for i, (n, _) in enumerate(specs)), seed=11)
-    return fleet, {f"s{i}": dict(p) for i, (_, p) in enumerate(specs)}
+from conformance.suite._wire import (
+    DISCOVERY,
+    activated,
+    base_tools,
+    fail,
+    names,
+    open_params,
+    qualified,
+    result_text,
+    run,
+    structured,
+)
+from mock_servers import FleetSpec, ServerSpec, generate_tools
 
 
 @clause("DSC-1.1", "DSC-1.2", "DSC-2.1", "DSC-2.2", "DSC-2.3")
 @examples(10)
 @given(FLEETS, st.integers(0, 5))
+@with_examples(REGISTRATION)
 def test_the_discovery_tool_is_registered_exactly_with_an_auto_server(
     sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int
 ) -> None:
@@ -80,7 +107,7 @@ TURN = ("turn", "call", "request", "step", "message", "response")
 
 @clause("DSC-3.1", "DSC-3.2", "DSC-1.1")
 def test_the_description_says_when_to_call_it_and_when_tools_arrive(sut: Sut, fleets: Fleets) -> None:
-    spec, policies = _servers((20, {}))
+    spec, policies = servers((20, {}))
     with fleets.serve(spec, policies) as served:
 
         async def body() -> list[dict[str, Any]]:
@@ -107,10 +134,19 @@ def test_the_description_says_when_to_call_it_and_when_tools_arrive(sut: Sut, fl
             )
 
 
+# Explicit examples: each step is (query word, limit, scoped); word 0 is the first server
+# id, which the lexical ranker matches on every tool of that server.
 @clause("DSC-4.1", "DSC-4.2", "DSC-4.3", "DSC-4.4", "DSC-4.5", "DSC-5.1", "DSC-5.2", "DSC-5.3", "DSC-5.4", "DSC-5.5")
 @clause("DSC-5.7", "POL-1.4", "POL-4.2")
 @examples(10)
 @given(FLEETS, BASES, STEPS)
+@example(fleet=AT_MAX, base_count=0, steps=[(0, 12, True)])
+@example(fleet=NOT_AUTO, base_count=0, steps=[(1, 12, False)])
+@example(fleet=ROOM_OF_TWO, base_count=0, steps=[(0, 12, True)])
+@example(fleet=WIDE, base_count=0, steps=[(0, 1, True), (0, 11, True), (0, 13, True), (0, None, False)])
+@example(fleet=WIDE, base_count=94, steps=[(0, 12, True), (0, 5, True)])  # room 4, limit 5
+@example(fleet=WIDE, base_count=94, steps=[(0, 12, True), (0, 4, True), (0, 1, True)])  # room 4, limit 4; then 0
+@example(fleet=WIDE, base_count=94, steps=[(0, 12, True), (0, 3, True), (0, None, True)])  # room 4, 3; room 1, 6
 def test_discovery_activates_only_candidates_within_its_limits(
     sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int, steps: Steps
 ) -> None:
@@ -161,9 +197,8 @@ def test_discovery_activates_only_candidates_within_its_limits(
                 )
             if tool["name"] not in m.eligible:
                 listed = policies.get(sid, {}).get("allowedTools")
-                sentence = "POL-4.2" if listed and tool["name"] not in listed else "POL-1.4"
                 raise fail(
-                    (sentence,),
+                    ("DSC-4.4", "POL-4.2" if listed and tool["name"] not in listed else "POL-1.4"),
                     "discovery activated a tool its server's policy does not admit",
                     expected={"eligible": m.eligible},
                     observed=q,
@@ -183,9 +218,73 @@ def test_discovery_activates_only_candidates_within_its_limits(
                 )
 
 
+@clause("DSC-5.1", "DSC-5.2", "DSC-5.3")
+def test_each_call_activates_at_most_its_limit(sut: Sut, fleets: Fleets) -> None:
+    """A fresh run per limit: 28 candidates on one server, all of which name it."""
+    spec, policies = WIDE
+    with fleets.serve(spec, policies) as served:
+        for limit, sentence in LIMITS:
+            arguments: dict[str, Any] = {"query": "s0", "server_ids": ["s0"]}
+            if limit is not ABSENT:
+                arguments["limit"] = limit
+            [(_, result, _, _)] = run(discover_in_turn(sut, served.servers, 0, [arguments]))
+            bound = DEFAULT_LIMIT if limit is None or limit is ABSENT else min(cast(int, limit), MAX_LIMIT)
+            if result["isError"] or len(activated(result)) > bound:
+                raise fail(
+                    (sentence,),
+                    f"a limit of {'(left out)' if limit is ABSENT else json.dumps(limit)} was refused or exceeded",
+                    expected=f"success, at most {bound} activated",
+                    observed=result,
+                    case=served.describe() | {"arguments": arguments},
+                )
+
+
+@clause("DSC-4.3")
+def test_a_scoped_call_activates_only_tools_of_the_servers_it_names(sut: Sut, fleets: Fleets) -> None:
+    spec, policies = servers((20, {}), (20, {}), (20, {}))
+    calls = [
+        {"query": "s1 list issues", "server_ids": ["s0"]},
+        {"query": "s0 s2 pull request", "server_ids": ["s1"]},
+        {"query": "s1 search", "server_ids": ["s0", "s2"]},
+    ]
+    with fleets.serve(spec, policies) as served:
+        done = run(discover_in_turn(sut, served.servers, 0, calls))
+        case = served.describe() | {"calls": calls}
+    for arguments, result, _, _ in done:
+        outside = [q for q in activated(result) if q.split("__", 1)[0] not in arguments["server_ids"]]
+        if outside:
+            raise fail(
+                ("DSC-4.3",),
+                "discovery activated tools outside server_ids",
+                expected=arguments["server_ids"],
+                observed=outside,
+                case=case,
+            )
+
+
+@clause("DSC-4.4")
+def test_discovery_never_activates_a_tool_its_policy_excludes(sut: Sut, fleets: Fleets) -> None:
+    """Each excluded tool asked for by its qualified name, scoped to its server."""
+    server = ServerSpec(id="s0", tool_count=30)
+    tools = generate_tools(server)
+    denied = [t["name"] for t in tools if (t.get("annotations") or {}).get("readOnlyHint") is True][:3]
+    policy = {"sideEffects": "readOnly", "deniedTools": denied, "maxActiveTools": 40}
+    excluded = [
+        t["name"] for t in tools if t["name"] in denied or (t.get("annotations") or {}).get("readOnlyHint") is not True
+    ]
+    calls = [{"query": qualified("s0", name), "server_ids": ["s0"], "limit": 12} for name in excluded]
+    with fleets.serve(FleetSpec(servers=(server,)), {"s0": policy}) as served:
+        done = run(discover_in_turn(sut, served.servers, 95, calls))
+        case = served.describe() | {"baseTools": 95}
+    wrong = sorted({q for _, result, _, _ in done for q in activated(result) if q.split("__", 1)[1] in excluded})
+    if wrong:
+        raise fail(("DSC-4.4",), "discovery activated tools its server's policy excludes", observed=wrong, case=case)
+
+
 @clause("DSC-6.1", "DSC-6.2", "DSC-6.3")
 @examples(8)
 @given(FLEETS, BASES, STEPS)
+@example(fleet=WIDE, base_count=3, steps=[(0, 12, True), (0, None, True)])
 def test_the_result_reports_the_activated_tools_and_the_counts(
     sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int, steps: Steps
 ) -> None:
@@ -193,7 +292,10 @@ def test_the_result_reports_the_activated_tools_and_the_counts(
     assume(model.error is None and model.discovery)
     trace = explore(sut, fleets, fleet, base_count, steps)
     cat = trace.catalog
+    previous = trace.start
     for step in trace.steps:
+        new = set(trace.mcp(step.definitions)) - set(trace.mcp(previous))
+        previous = step.definitions
         if step.result["isError"]:
             continue
         content = step.result.get("structuredContent")
@@ -204,22 +306,25 @@ def test_the_result_reports_the_activated_tools_and_the_counts(
                 observed=step.result,
                 case=trace.case,
             )
-        now = trace.mcp(step.definitions)
+        listed = [entry.get("name") if isinstance(entry, dict) else None for entry in content["activated"]]
+        if set(listed) != new or len(listed) != len(new):
+            raise fail(
+                ("DSC-6.1",),
+                "activated does not list exactly the tools the call newly activated",
+                expected=sorted(new),
+                observed=content["activated"],
+                case=trace.case,
+            )
         for entry in content["activated"]:
-            name = entry.get("name") if isinstance(entry, dict) else None
-            if name not in now or name in step.before:
-                raise fail(
-                    ("DSC-6.1",), "activated names a tool that was not newly activated", observed=entry, case=trace.case
-                )
-            if name in cat and entry.get("description") != cat[name][1].get("description", ""):
+            if entry["name"] in cat and entry.get("description") != cat[entry["name"]][1].get("description", ""):
                 raise fail(
                     ("DSC-6.1",),
                     "an activated entry does not carry the tool's description",
-                    expected=cat[name][1].get("description", ""),
+                    expected=cat[entry["name"]][1].get("description", ""),
                     observed=entry,
                     case=trace.case,
                 )
-        active = len(set(step.before) | set(step.activated))
+        active = len(trace.mcp(step.definitions))
         for sentence, key, want in (
             ("DSC-6.2", "activeCount", active),
             ("DSC-6.3", "remainingCapacity", model.dynamic_capacity - active),
@@ -228,10 +333,15 @@ def test_the_result_reports_the_activated_tools_and_the_counts(
                 raise fail((sentence,), f"{key} is wrong", expected=want, observed=content, case=trace.case)
 
 
-@clause("DSC-9.1")
+def _named_in(name: str, text: str) -> bool:
+    return re.search(rf"(?<![A-Za-z0-9_-]){re.escape(name)}(?![A-Za-z0-9_-])", text) is not None
+
+
+@clause("DSC-9.1", "DSC-9.2")
 @examples(6)
 @given(FLEETS, BASES, STEPS)
-def test_discovery_never_calls_a_server_tool(
+@example(fleet=WIDE, base_count=0, steps=[(0, 1, True), (0, 2, False)])
+def test_discovery_never_calls_a_server_tool_nor_names_one_it_did_not_activate(
     sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int, steps: Steps
 ) -> None:
     model = plan(fleet, base_count)
@@ -239,152 +349,182 @@ def test_discovery_never_calls_a_server_tool(
     trace = explore(sut, fleets, fleet, base_count, steps)
     if trace.calls:
         raise fail(("DSC-9.1",), "discovery called a server tool", observed=trace.calls, case=trace.case)
-
-
-# Invalid arguments, each with the sentence that makes it invalid.
-INVALID_DISCOVERY: list[tuple[str, dict[str, Any]]] = [
-    ("DSC-7.1", {}),
-    ("DSC-7.1", {"query": ""}),
-    ("DSC-7.1", {"query": "   "}),
-    ("DSC-7.1", {"query": 5}),
-    ("DSC-7.1", {"query": None}),
-    ("DSC-7.1", {"query": ["issue"]}),
-    ("DSC-7.2", {"query": "issue", "limit": 0}),
-    ("DSC-7.2", {"query": "issue", "limit": -3}),
-    ("DSC-7.2", {"query": "issue", "limit": "3"}),
-    ("DSC-7.2", {"query": "issue", "limit": 2.5}),
-    ("DSC-7.2", {"query": "issue", "limit": True}),
-    ("DSC-7.3", {"query": "issue", "server_ids": "s0"}),
-    ("DSC-7.3", {"query": "issue", "server_ids": [1]}),
-    ("DSC-7.4", {"query": "issue", "server_ids": ["nope"]}),
-    ("DSC-7.4", {"query": "issue", "server_ids": ["s0", "nope"]}),
-]
+    for step in trace.steps:
+        said = result_text(step.result) + " " + json.dumps(step.result.get("structuredContent"))
+        # The query is the agent's own text: a result may repeat it.
+        others = [q for q in trace.catalog if q not in step.activated and not _named_in(q, step.arguments["query"])]
+        named = [q for q in others if _named_in(q, said)]
+        if named:
+            raise fail(
+                ("DSC-9.2",),
+                "a discovery result names tools the call did not activate",
+                expected=step.activated,
+                observed={"named": named, "result": step.result},
+                case=trace.case,
+            )
 
 
 @clause("DSC-7.1", "DSC-7.2", "DSC-7.3", "DSC-7.4")
-@pytest.mark.parametrize(("sentence", "arguments"), INVALID_DISCOVERY, ids=[repr(a) for _, a in INVALID_DISCOVERY])
-def test_invalid_arguments_are_an_error_result_that_activates_nothing(
-    sut: Sut, fleets: Fleets, sentence: str, arguments: dict[str, Any]
-) -> None:
-    spec, policies = _servers((40, {}), (5, {"mode": "all"}))
+@pytest.mark.parametrize("sentence", sorted(INVALID_DISCOVERY))
+def test_invalid_arguments_are_an_error_result_that_activates_nothing(sut: Sut, fleets: Fleets, sentence: str) -> None:
+    spec, policies = servers((40, {}), (5, {"mode": "all"}))
     with fleets.serve(spec, policies) as served:
+        done = run(discover_in_turn(sut, served.servers, 0, INVALID_DISCOVERY[sentence]))
         case = served.describe()
-
-        async def body() -> tuple[Any, Any, Any]:
-            async with sut.open(open_params(served.servers)) as r:
-                before = await r.definitions()
-                result = await r.call(DISCOVERY, cast(Any, arguments))
-                return before, result, await r.definitions()
-
-        before, result, after = run(body())
-    if not result["isError"] or after != before:
-        raise fail(
-            (sentence,),
-            "invalid discovery arguments were accepted or activated tools",
-            expected="isError and unchanged definitions",
-            observed={"arguments": arguments, "result": result, "new": sorted(set(names(after)) - set(names(before)))},
-            case=case,
-        )
+    for arguments, result, before, after in done:
+        if not result["isError"] or after != before:
+            raise fail(
+                (sentence,),
+                "invalid discovery arguments were accepted or activated tools",
+                expected="isError and unchanged definitions",
+                observed={
+                    "arguments": arguments,
+                    "result": result,
+                    "new": sorted(set(names(after)) - set(names(before))),
+                },
+                case=case,
+            )
 
 
 @clause("DSC-8.1", "DSC-8.2")
 def test_an_empty_scope_is_no_scope_and_a_non_auto_server_finds_nothing(sut: Sut, fleets: Fleets) -> None:
-    spec, policies = _servers((40, {}), (5, {"mode": "all"}))
+    spec, policies = servers((40, {}), (5, {"mode": "all"}), (10, {"mode": "allowlist", "allowedTools": []}))
+    target = "s0__" + generate_tools(spec.servers[0])[-1]["name"]
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("DSC-8.2", {"query": "s1 list create", "server_ids": ["s1"]}),
+        ("DSC-8.2", {"query": "s2 list create", "server_ids": ["s2", "s1"]}),
+        ("DSC-8.1", {"query": target, "server_ids": []}),
+        ("DSC-8.1", {"query": target, "server_ids": None}),
+        ("DSC-8.1", {"query": target}),
+    ]
     with fleets.serve(spec, policies) as served:
+        done = run(discover_in_turn(sut, served.servers, 0, [arguments for _, arguments in calls]))
         case = served.describe()
+    for (sentence, arguments), (_, result, _, _) in zip(calls, done, strict=True):
+        if result["isError"]:
+            raise fail(
+                (sentence,), "a valid scope was refused", observed={"arguments": arguments, "result": result}, case=case
+            )
+        if sentence == "DSC-8.2" and activated(result):
+            raise fail(
+                ("DSC-8.2",),
+                "discovery scoped to servers not in auto mode found tools",
+                expected=[],
+                observed=activated(result),
+                case=case,
+            )
 
-        async def body() -> tuple[Any, Any]:
-            async with sut.open(open_params(served.servers, base_tools(0))) as r:
-                scoped = await r.call(DISCOVERY, {"query": "s1 list create", "server_ids": ["s1"]})
-                target = "s0__" + served.tools["s0"][-1]["name"]
-                scopes: list[list[str] | None] = [[], None]
-                empty = [await r.call(DISCOVERY, {"query": target, "server_ids": scope}) for scope in scopes]
-                return scoped, empty
 
-        scoped, empty = run(body())
-    if scoped["isError"] or activated(scoped):
-        raise fail(
-            ("DSC-8.2",),
-            "discovery scoped to a non-auto server failed or found tools",
-            expected="success, nothing activated",
-            observed=scoped,
-            case=case,
+@clause("DSC-8.1", "DSC-10.3")
+def test_an_empty_scope_searches_every_server(sut: Sut, fleets: Fleets) -> None:
+    """Lexical: the one tool the query names is on the second server."""
+    spec = FleetSpec(
+        servers=(
+            ServerSpec(id="a", tool_count=0, tools=(tool("alpha"), tool("beta"))),
+            ServerSpec(id="b", tool_count=0, tools=(tool("gamma"), tool("zebra_crossing"))),
         )
-    refused = [result for result in empty if result["isError"]]
-    if refused:
-        raise fail(("DSC-8.1",), "an empty or null server_ids was refused", observed=refused, case=case)
-
-
-# Small servers (at most 12 candidates each) for DSC-5.8: a query that is a candidate's
-# qualified name, scoped to its server, finds it.
-def _small(count: int) -> ServerSpec:
-    return ServerSpec(
-        id="small",
-        tool_count=0,
-        tools=tuple(
-            ToolSpec(name=f"tool_{i}", description=f"Does thing number {i}.", input_schema={"type": "object"})
-            for i in range(count)
-        ),
     )
+    with fleets.serve(spec) as served:
+        done = run(discover_in_turn(sut, served.servers, 95, [{"query": "zebra", "server_ids": []}]))
+        case = served.describe() | {"baseTools": 95}
+    [(arguments, result, _, _)] = done
+    if activated(result) != ["b__zebra_crossing"]:
+        raise fail(
+            ("DSC-8.1",),
+            "an empty server_ids did not search every server",
+            expected=["b__zebra_crossing"],
+            observed=result,
+            case=case | {"arguments": arguments},
+        )
 
 
 @clause("DSC-5.8", "DSC-5.1", "DSC-5.2")
-@pytest.mark.parametrize(("count", "limit"), [(1, 1), (6, None), (6, 6), (7, 12), (12, 12)])
+@pytest.mark.parametrize(("count", "limit", "fill"), ASKED_BY_NAME)
 def test_a_candidate_asked_for_by_its_qualified_name_is_activated(
-    sut: Sut, fleets: Fleets, count: int, limit: int | None
+    sut: Sut, fleets: Fleets, count: int, limit: int | None, fill: int
 ) -> None:
-    spec = FleetSpec(servers=(_small(count),))
-    target = f"small__tool_{count - 1}"
-    arguments: dict[str, Any] = {"query": target, "server_ids": ["small"]}
-    if limit is not None:
-        arguments["limit"] = limit
+    """Base tools 95 leave the first round empty and a dynamic room of 16: the filler
+    server's 12 tools, asked for by name first, are themselves such candidates."""
+    spec = FleetSpec(servers=(plain_server("small", count), plain_server("filler", 12)))
+    fillers = [f"filler__tool_{i}" for i in range(fill)]
     with fleets.serve(spec) as served:
-        case = served.describe() | {"baseTools": 95, "arguments": arguments}
+        case: dict[str, Any] = served.describe() | {"baseTools": 95}
 
-        async def body() -> dict[str, Any]:
+        async def body() -> list[Any]:
             async with sut.open(open_params(served.servers, base_tools(95))) as r:
-                return await r.call(DISCOVERY, arguments)
+                calls = await ask_for(r, fillers)
+                calls += await ask_for(r, [f"small__tool_{count - 1}"], limit=limit)
+                case["steps"] = r.case["steps"]
+                return calls
 
-        result = run(body())
-    found = activated(result)
-    if count <= (limit or DEFAULT_LIMIT) and target not in found:
-        raise fail(
-            ("DSC-5.8",),
-            "a candidate asked for by its qualified name, scoped to its server, was not activated",
-            expected=target,
-            observed=structured(result) or result,
-            case=case,
-        )
-    if len(found) > (limit or DEFAULT_LIMIT):
-        raise fail(
-            ("DSC-5.2" if limit is None else "DSC-5.1",),
-            "discovery activated more tools than its limit",
-            expected=f"<= {limit or DEFAULT_LIMIT}",
-            observed=found,
-            case=case,
-        )
+        calls = run(body())
+    for call in calls:
+        found = activated(call.result)
+        bound = call.arguments.get("limit", DEFAULT_LIMIT)
+        if call.target not in found:
+            raise fail(
+                ("DSC-5.8",),
+                "a candidate asked for by its qualified name, scoped to its server, was not activated",
+                expected=call.target,
+                observed={"arguments": call.arguments, "result": structured(call.result) or call.result},
+                case=case,
+            )
+        if len(found) > bound:
+            raise fail(
+                ("DSC-5.1" if "limit" in call.arguments else "DSC-5.2",),
+                "discovery activated more tools than its limit",
+                expected=f"<= {bound}",
+                observed=found,
+                case=case,
+            )
 
 
-@clause("DSC-10.2")
-def test_discovery_without_relevance_activates_nothing(sut: Sut, fleets: Fleets) -> None:
-    tools = (
-        ToolSpec(name="a_thing", description="Thing.", input_schema={"type": "object"}),
-        ToolSpec(name="b_other", description="Other.", input_schema={"type": "object"}),
+# Calls that may or must activate nothing, each a success: a server at maxActiveTools 0,
+# one whose first round reached it, a full dynamic capacity, a query nothing matches.
+@clause("DSC-5.7")
+def test_a_call_that_activates_nothing_is_a_success(sut: Sut, fleets: Fleets) -> None:
+    spec, policies = plain((12, {}), (4, {}), (3, {"maxActiveTools": 0}))
+    fill = [qualified(s.id, t.name) for s in spec.servers[:2] for t in s.tools]
+    calls = [
+        {"query": "s2__tool_0", "server_ids": ["s2"]},
+        {"query": "zebra crossing", "limit": 1},
+        {"query": "s0__tool_0", "server_ids": ["s0"], "limit": 12},
+    ]
+    with fleets.serve(spec, policies) as served:
+
+        async def body() -> list[dict[str, Any]]:
+            async with sut.open(open_params(served.servers, base_tools(95))) as r:
+                await ask_for(r, fill)
+                results = [await r.call(DISCOVERY, cast(Any, arguments)) for arguments in calls]
+                case["steps"] = r.case["steps"]
+                return results
+
+        case: dict[str, Any] = served.describe() | {"baseTools": 95}
+        results = run(body())
+    failed = [(arguments, result) for arguments, result in zip(calls, results, strict=True) if result["isError"]]
+    if failed:
+        raise fail(("DSC-5.7",), "a call that activated nothing was an error", observed=failed, case=case)
+
+
+@clause("DSC-10.2", "DSC-10.3")
+def test_lexical_discovery_activates_the_best_ranked_relevant_candidates_in_order(sut: Sut, fleets: Fleets) -> None:
+    spec = FleetSpec(
+        servers=tuple(ServerSpec(id=sid, tool_count=0, tools=tuple(ts)) for sid, ts in LEXICAL_TOOLS.items())
     )
-    spec = FleetSpec(servers=(ServerSpec(id="s", tool_count=0, tools=tools),))
     with fleets.serve(spec) as served:
-
-        async def body() -> list[str]:
-            async with sut.open(open_params(served.servers, base_tools(95))) as r:
-                return activated(await r.call(DISCOVERY, {"query": "zebra", "limit": 6}))
-
-        got = run(body())
-        case = served.describe() | {"query": "zebra", "baseTools": 95}
-    if got:
-        raise fail(
-            ("DSC-10.2",),
-            "discovery activated tools with no relevance signal from the query",
-            expected=[],
-            observed=got,
-            case=case,
-        )
+        for query, system, limit, expected in LEXICAL_DISCOVERY:
+            [(_, result, _, _)] = run(
+                discover_in_turn(sut, served.servers, 95, [{"query": query, "limit": limit}], system=system)
+            )
+            got = activated(result)
+            if got != expected:
+                irrelevant = sorted(set(got) - RELEVANT[query])
+                raise fail(
+                    ("DSC-10.2",) if irrelevant else ("DSC-10.3",),
+                    f"discovery activated tools without a relevance signal from the query: {irrelevant}"
+                    if irrelevant
+                    else "discovery did not activate the best-ranked candidates in ranking order",
+                    expected=expected,
+                    observed=got,
+                    case=served.describe() | {"query": query, "systemPrompt": system, "limit": limit, "baseTools": 95},
+                )

@@ -7,17 +7,29 @@ import dataclasses
 from typing import Any
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
-from conformance import Sut, clause
+from conformance import OutcomeError, Sut, clause
 from conformance.suite._explore import BASES as DISCOVERY_BASES
 from conformance.suite._explore import FLEETS as DISCOVERY_FLEETS
 from conformance.suite._explore import STEPS, Steps, Trace, explore, plan, saturating_steps
 from conformance.suite._first_round import open_first_round, with_examples
-from conformance.suite._fleets import Fleets
+from conformance.suite._fleets import Fleets, tools_of
+from conformance.suite._named import ask_for, plain_server
+from conformance.suite._oracle import first_round
 from conformance.suite._strategies import FleetAndPolicies, examples, fleets_with_policies
-from conformance.suite._wire import DISCOVERY, base_tools, fail, mcp_definitions, names, open_params, run
+from conformance.suite._wire import (
+    DISCOVERY,
+    base_tools,
+    fail,
+    mcp_definitions,
+    names,
+    open_params,
+    qualified,
+    refusal_or,
+    run,
+)
 from mock_servers import FleetSpec, ServerSpec, ToolSpec, generate_tools, preset
 from mock_servers.strategies import fleet_specs
 
@@ -29,6 +41,13 @@ def _auto(*tool_counts: int, **policy: Any) -> FleetAndPolicies:
     """``len(tool_counts)`` servers ``s0``, ``s1``… with the same policy (``auto`` unless given)."""
     spec = FleetSpec(servers=tuple(ServerSpec(id=f"s{i}", tool_count=n) for i, n in enumerate(tool_counts)), seed=7)
     return spec, {s.id: dict(policy) for s in spec.servers}
+
+
+def _pinning(count: int, tools: int, **policy: Any) -> FleetAndPolicies:
+    """One server ``s0`` of ``tools`` tools whose first ``count`` tools are pinned."""
+    spec, _ = _auto(tools)
+    pinned = [t["name"] for t in generate_tools(spec.servers[0])[:count]]
+    return spec, {"s0": {**policy, "pinnedTools": pinned}}
 
 
 # Fleets whose first round fills the 96 definitions exactly (base tools, the discovery
@@ -51,12 +70,28 @@ OVER_FAIRNESS_CAP = [
     (_auto(13), 0),
     (_auto(12), 0),
 ]
+# Required tools against the cap: max(required, min(12, maxActiveTools)).
+REQUIRED_AND_CAP = [
+    (_pinning(13, 20, maxActiveTools=20), 0),  # 13 pinned: the cap is 13, nothing ranked
+    (_pinning(12, 20, maxActiveTools=20), 0),  # 12 pinned: the cap is 12, nothing ranked
+    (_pinning(5, 30), 0),  # 5 pinned and 7 ranked: the pinned tools count against the 12
+    (_auto(20, mode="all", maxActiveTools=20), 0),  # not auto: its 20 required tools, nothing ranked
+    (_auto(20, 20, mode="allowlist", allowedTools=[]), 0),  # not auto, nothing required: nothing at all
+    ((_auto(10, 10)[0], {"s0": {"maxActiveTools": 0}, "s1": {}}), 0),  # maxActiveTools 0 and 1
+    ((_auto(10, 10)[0], {"s0": {"maxActiveTools": 1}, "s1": {}}), 0),
+]
 
 
-@clause("SEL-1.1", "SEL-1.2", "SEL-2.1", "SEL-2.2", "SEL-2.3")
+def _cap_sentence(model_capacity: int, max_active: int, required: int, max_zero: bool) -> str:
+    if max_zero and required == 0:
+        return "SEL-3.3"
+    return "SEL-1.2" if max_active > 12 and model_capacity > 12 else "SEL-1.1"
+
+
+@clause("SEL-1.1", "SEL-1.2", "SEL-2.1", "SEL-2.2", "SEL-2.3", "SEL-3.3")
 @examples(15)
 @given(FLEETS, BASES)
-@with_examples(OVER_FAIRNESS_CAP + FULL_FIRST_ROUNDS)
+@with_examples(OVER_FAIRNESS_CAP + FULL_FIRST_ROUNDS + REQUIRED_AND_CAP)
 def test_first_round_fills_to_the_policy_determined_count(
     sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int
 ) -> None:
@@ -69,23 +104,23 @@ def test_first_round_fills_to_the_policy_determined_count(
     for sid, m in opened.model.servers.items():
         if per_server.get(sid, 0) > m.first_round_cap:
             raise fail(
-                ("SEL-1.2" if m.max_active > 12 and opened.model.capacity > 12 else "SEL-1.1",),
+                (_cap_sentence(opened.model.capacity, m.max_active, len(m.required), m.max_active == 0),),
                 f"{sid} has more first-round tools than its fairness cap",
                 expected=f"<= max(required {len(m.required)}, min(12, maxActiveTools {m.max_active}))",
                 observed=per_server.get(sid, 0),
                 case=opened.case,
             )
-        if m.mode != "auto" and per_server.get(sid, 0) > len(m.required):
+        if m.mode != "auto" and per_server.get(sid, 0) != len(m.required):
             raise fail(
                 ("SEL-2.3",),
-                f"{sid} is not in auto mode and contributes more than its required tools",
+                f"{sid} is not in auto mode and contributes other than its required tools",
                 expected=len(m.required),
                 observed=per_server.get(sid, 0),
                 case=opened.case,
             )
     if len(mcp) != opened.model.mcp_count:
         raise fail(
-            ("SEL-2.1",),
+            ("SEL-2.1", "SEL-2.2"),
             "the first round did not fill to the count policy and budgets determine",
             expected=opened.model.mcp_count,
             observed={"count": len(mcp), "active": names(mcp)},
@@ -93,9 +128,58 @@ def test_first_round_fills_to_the_policy_determined_count(
         )
 
 
+def _tool(name: str, description: str = "Thing.") -> ToolSpec:
+    return ToolSpec(name=name, description=description, input_schema={"type": "object"})
+
+
+def _one_server(*tools: ToolSpec) -> FleetSpec:
+    return FleetSpec(servers=(ServerSpec(id="s0", tool_count=0, tools=tools),))
+
+
+_WRITES = tuple(_tool(f"{verb}_note") for verb in ("create", "delete", "update", "push", "send"))
+# (fleet, base tools, user message): whatever a ranker makes of the message, the number of
+# first-round tools is the one policy and budgets determine.
+SCORELESS: dict[str, tuple[FleetSpec, int, str]] = {
+    # No word of the message occurs in any tool.
+    "no-matching-word": (_one_server(_tool("alpha"), _tool("beta"), _tool("gamma")), 0, "zebra crossing"),
+    # A read signal ("show") against write-named tools: the lexical scorer gives each -32.
+    "negative-scores": (_one_server(*_WRITES), 0, "show me the notes"),
+    # The same with room for two of them only.
+    "negative-scores-short-capacity": (_one_server(*_WRITES), 93, "show me the notes"),
+    "empty-message": (FleetSpec(servers=(plain_server("s0", 13),)), 0, ""),
+}
+
+
+@clause("SEL-2.2", "SEL-2.1")
+@pytest.mark.parametrize("name", sorted(SCORELESS))
+def test_tools_are_taken_whatever_they_score(sut: Sut, fleets: Fleets, name: str) -> None:
+    spec, base_count, message = SCORELESS[name]
+    expected = first_round(tools_of(spec), {}, base_count).mcp_count
+    base = base_tools(base_count)
+    with fleets.serve(spec) as served:
+        case = served.describe() | {"baseTools": base_count, "userMessage": message}
+        got = run(refusal_or(sut, open_params(served.servers, base, message)))
+    if isinstance(got, OutcomeError):
+        raise fail(("SEL-2.1",), "run.open refused a run that fits every budget", observed=str(got), case=case)
+    mcp = names(mcp_definitions(got, names(base)))
+    if len(mcp) != expected:
+        raise fail(
+            ("SEL-2.2",),
+            "the first round left out tools because of how they score",
+            expected=expected,
+            observed=mcp,
+            case=case,
+        )
+
+
 def _check_max_active(trace: Trace) -> None:
-    for step in trace.steps:
-        active = set(trace.mcp(step.definitions)) | set(step.before) | set(step.activated)
+    # (tools known to be active, definitions read, where): the first round, then each call.
+    lists: list[tuple[list[str], list[dict[str, Any]], dict[str, Any]]] = [([], trace.start, {"first round": True})]
+    lists += [
+        (step.before + step.activated, step.definitions, {"discovery call": step.arguments}) for step in trace.steps
+    ]
+    for known, defs, where in lists:
+        active = set(trace.mcp(defs)) | set(known)
         for sid, count in trace.per_server(active).items():
             m = trace.model.servers[sid]
             if count > max(m.max_active, len(m.required)):
@@ -103,7 +187,7 @@ def _check_max_active(trace: Trace) -> None:
                     ("SEL-3.3" if m.max_active == 0 else "SEL-3.1",),
                     f"{sid} has more active tools than its maxActiveTools",
                     expected=f"<= {m.max_active}",
-                    observed={"count": count, "discovery call": step.arguments, "activated": step.activated},
+                    observed={"count": count, **where},
                     case=trace.case,
                 )
 
@@ -111,6 +195,9 @@ def _check_max_active(trace: Trace) -> None:
 @clause("SEL-3.1", "SEL-3.3")
 @examples(8)
 @given(DISCOVERY_FLEETS, DISCOVERY_BASES, STEPS)
+@example(fleet=_auto(30, maxActiveTools=14), base_count=0, steps=[(0, 12, True), (0, 12, True)])
+@example(fleet=_auto(30, maxActiveTools=0), base_count=0, steps=[(0, 12, True)])
+@example(fleet=_auto(30, maxActiveTools=1), base_count=0, steps=[(0, 12, True), (0, None, False)])
 def test_no_server_passes_its_max_active_tools(
     sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int, steps: Steps
 ) -> None:
@@ -132,22 +219,95 @@ MAX_ACTIVE_CASES: dict[str, tuple[FleetAndPolicies, int]] = {
 }
 
 
-@clause("SEL-1.3", "SEL-3.1", "SEL-3.3")
+@clause("SEL-3.1", "SEL-3.3")
 @pytest.mark.parametrize("name", sorted(MAX_ACTIVE_CASES))
 def test_discovery_stops_at_max_active_tools(sut: Sut, fleets: Fleets, name: str) -> None:
     fleet, rounds = MAX_ACTIVE_CASES[name]
-    trace = explore(sut, fleets, fleet, 0, saturating_steps(*fleet, rounds))
-    _check_max_active(trace)
-    if name == "room-of-two":
-        active = set(trace.mcp(trace.steps[-1].definitions))
-        if len(active) != 14:
-            raise fail(
-                ("SEL-1.3",),
-                "discovery did not take the server past 12 active tools up to its maxActiveTools",
-                expected=14,
-                observed=len(active),
-                case=trace.case,
-            )
+    _check_max_active(explore(sut, fleets, fleet, 0, saturating_steps(*fleet, rounds)))
+
+
+# (tools of the one server, its maxActiveTools): 12 in the first round, the rest asked for
+# by name, which any ranker activates (DSC-5.8): 13 and 14 active, past the cap of 12.
+PAST_THE_FIRST_ROUND_CAP = [(13, 13), (14, 14), (14, 24)]
+
+
+@clause("SEL-1.3", "SEL-3.1")
+@pytest.mark.parametrize(("tools", "max_active"), PAST_THE_FIRST_ROUND_CAP)
+def test_discovery_takes_a_server_past_12_up_to_its_max_active_tools(
+    sut: Sut, fleets: Fleets, tools: int, max_active: int
+) -> None:
+    spec = FleetSpec(servers=(plain_server("s0", tools),))
+    policies = {"s0": {"maxActiveTools": max_active}}
+    targets = [qualified("s0", f"tool_{i}") for i in range(tools)]
+    with fleets.serve(spec, policies) as served:
+        case = served.describe() | {"baseTools": 0}
+
+        async def body() -> list[dict[str, Any]]:
+            async with sut.open(open_params(served.servers)) as r:
+                await ask_for(r, targets)
+                case["steps"] = r.case["steps"]
+                return await r.definitions()
+
+        active = [n for n in names(run(body())) if n.startswith("s0__")]
+    if len(active) > max_active:
+        raise fail(("SEL-3.1",), "s0 has more active tools than its maxActiveTools", observed=active, case=case)
+    if len(active) != tools:
+        raise fail(
+            ("SEL-1.3",),
+            "discovery did not take the server past 12 active tools although each was asked for by name",
+            expected=tools,
+            observed=active,
+            case=case,
+        )
+
+
+def _required(count: int, tools: int, mode: str, max_active: int, **policy: Any) -> tuple[FleetSpec, dict[str, Any]]:
+    """One server of ``tools`` plain tools whose first ``count`` are pinned (auto) or listed (allowlist)."""
+    listed = [f"tool_{i}" for i in range(count)]
+    key = "pinnedTools" if mode == "auto" else "allowedTools"
+    return FleetSpec(servers=(plain_server("s0", tools),)), {
+        "s0": {"mode": mode, key: listed, "maxActiveTools": max_active, **policy}
+    }
+
+
+# (fleet, must the run open): required tools over maxActiveTools refuse the run when it
+# opens; at maxActiveTools it opens; only eligible pinned tools are required.
+REQUIRED_AGAINST_MAX: dict[str, tuple[tuple[FleetSpec, dict[str, Any]], bool]] = {
+    "allowlist-over-by-one": (_required(5, 6, "allowlist", 4), False),
+    "allowlist-at": (_required(5, 6, "allowlist", 5), True),
+    "pinned-over-by-one": (_required(3, 20, "auto", 2), False),
+    "pinned-at": (_required(3, 20, "auto", 3), True),
+    "all-over-by-one": (
+        (FleetSpec(servers=(plain_server("s0", 10),)), {"s0": {"mode": "all", "maxActiveTools": 9}}),
+        False,
+    ),
+    "one-required-max-zero": (
+        (FleetSpec(servers=(plain_server("s0", 1),)), {"s0": {"mode": "all", "maxActiveTools": 0}}),
+        False,
+    ),
+    "denied-pin-not-required": (_required(3, 20, "auto", 2, deniedTools=["tool_2"]), True),
+}
+
+
+@clause("SEL-3.2")
+@pytest.mark.parametrize("name", sorted(REQUIRED_AGAINST_MAX))
+def test_required_tools_are_checked_against_max_active_tools_when_the_run_opens(
+    sut: Sut, fleets: Fleets, name: str
+) -> None:
+    (spec, policies), must_open = REQUIRED_AGAINST_MAX[name]
+    with fleets.serve(spec, policies) as served:
+        case = served.describe()
+        got = run(refusal_or(sut, open_params(served.servers)))
+    if must_open and isinstance(got, OutcomeError):
+        raise fail(("SEL-3.2",), "required tools within maxActiveTools were refused", observed=str(got), case=case)
+    if not must_open and not (isinstance(got, OutcomeError) and got.kind == "selection_error"):
+        raise fail(
+            ("SEL-3.2",),
+            "required tools over maxActiveTools did not fail the run with a selection error when it opened",
+            expected="selection_error",
+            observed=str(got) if isinstance(got, OutcomeError) else names(got),
+            case=case,
+        )
 
 
 def _explicit(server: ServerSpec, reverse: bool) -> ServerSpec:
@@ -247,10 +407,6 @@ def _first_round_names(
     return {n for n in got if "__" in n}, case
 
 
-def _tool(name: str) -> ToolSpec:
-    return ToolSpec(name=name, description="Thing.", input_schema={"type": "object"})
-
-
 _WIDGETS = [_tool(f"widget_{c}") for c in "abcdefghijklmn"]  # 14 tools that all score on "widget"
 FIRST_ROUND_CASES: dict[str, tuple[dict[str, list[ToolSpec]], dict[str, Any], int, str, set[str], str]] = {
     # capacity 3; s0 may take one tool (maxActiveTools 1): the walk skips its second
@@ -284,6 +440,32 @@ FIRST_ROUND_CASES: dict[str, tuple[dict[str, list[ToolSpec]], dict[str, Any], in
         80,
         "widget",
         {f"s0__widget_{c}" for c in "abcdefghijkl"} | {"s1__other_1", "s1__other_2", "s1__other_3"},
+        "SEL-5.2",
+    ),
+    # capacity 3: the global ranking takes the three matching tools of s1, whatever the
+    # servers' order, and none of s0's, which come first in the configuration.
+    "global-not-server-by-server": (
+        {
+            "s0": [_tool("alpha_1"), _tool("alpha_2"), _tool("alpha_3")],
+            "s1": [_tool("deploy_1"), _tool("deploy_2"), _tool("deploy_3")],
+        },
+        {},
+        92,
+        "deploy",
+        {"s1__deploy_1", "s1__deploy_2", "s1__deploy_3"},
+        "SEL-5.1",
+    ),
+    # capacity 4: s0 may take two tools (maxActiveTools 2); after its cap, the walk goes
+    # on past s0's better tools to s1's, in score order, then by name.
+    "skip-until-the-capacity-is-used": (
+        {
+            "s0": [_tool("deploy_now", "Deploy."), _tool("deploy_later", "Deploy."), _tool("deploy_never", "Deploy.")],
+            "s1": [_tool("deploy_x"), _tool("zeta"), _tool("alpha")],
+        },
+        {"s0": {"maxActiveTools": 2}},
+        91,
+        "deploy",
+        {"s0__deploy_later", "s0__deploy_never", "s1__deploy_x", "s1__alpha"},
         "SEL-5.2",
     ),
     # capacity 4: read intent lifts the read tools over the write tools of equal words.

@@ -1,0 +1,226 @@
+"""Defects of selection (SEL-*): the first round's caps, fill and walk, maxActiveTools
+across the run, and determinism."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from reference_impl import _selection, _trace
+from reference_impl._budgets import DEFAULT_MAX_ACTIVE_TOOLS, FAIRNESS_CAP
+from reference_impl._config import ToolPolicy
+from reference_impl._policy import Eligibility
+from reference_impl._selection import FirstRound
+from reference_impl._toolset import AdaptiveToolset
+from tests.conformance.defects._hooks import (
+    AlteredIndex,
+    FirstRoundCall,
+    MaxActive,
+    during_search,
+    listing_positions,
+    mcp_order,
+    per_toolset,
+    wrap_first_round,
+)
+from tests.conformance.defects._patches import _swap
+from tests.conformance.defects._registry import defect
+
+__all__: list[str] = []
+
+
+def _with_cap(cap: int, call: FirstRoundCall) -> FirstRound:
+    """The reference's first round under another per-server cap than 12."""
+    saved = getattr(_selection, "FAIRNESS_CAP")  # noqa: B009 - not exported
+    _swap(_selection, "FAIRNESS_CAP", cap)
+    try:
+        return call.select()
+    finally:
+        _swap(_selection, "FAIRNESS_CAP", saved)
+
+
+def _required_total(call: FirstRoundCall) -> int:
+    return sum(len(call.eligibility.required[s.id]) for s in call.servers)
+
+
+@defect("SEL-1.2", "the cap of 12 applies only when the eligible tools do not all fit the capacity")
+def fairness_cap_only_when_crowded() -> None:
+    def select(call: FirstRoundCall) -> FirstRound:
+        required = {i for s in call.servers for i in call.eligibility.required[s.id]}
+        ranked = sum(
+            1
+            for e in call.catalog.entries
+            if e.server_id in call.eligibility.auto_servers
+            and call.eligibility.is_eligible(e.index)
+            and e.index not in required
+        )
+        if ranked <= call.budgets.first_round_capacity - _required_total(call):
+            return _with_cap(10**9, call)
+        return call.select()
+
+    wrap_first_round(select)
+
+
+@defect("SEL-1.3", "discovery holds every server to the first round's cap of 12")
+def discovery_caps_servers_at_12() -> None:
+    during_search(
+        policies=lambda _t, _s, p: dataclasses.replace(p, max_active_tools=min(FAIRNESS_CAP, p.max_active_tools))
+    )
+
+
+@defect("SEL-2.1", "the first round stops one tool before its capacity is used up")
+def first_round_one_short() -> None:
+    def select(call: FirstRoundCall) -> FirstRound:
+        chosen = call.select()
+        ranked = [i for i in chosen.active if chosen.outcomes[i] == _trace.SELECTED]
+        if ranked and len(chosen.active) == call.budgets.first_round_capacity:
+            last = ranked[-1]
+            outcomes = {i: outcome for i, outcome in chosen.outcomes.items() if i != last}
+            return FirstRound(active=tuple(i for i in chosen.active if i != last), outcomes=outcomes)
+        return chosen
+
+    wrap_first_round(select)
+
+
+@defect("SEL-2.2", "the first round takes only tools that score above zero")
+def zero_scores_left_out() -> None:
+    def select(call: FirstRoundCall) -> FirstRound:
+        def positive(order: Iterator[int], query: str) -> Iterator[int]:
+            return (i for i in order if call.index.breakdown(i, query).total > 0)
+
+        return call.select(index=AlteredIndex(call.index, order=positive))
+
+    wrap_first_round(select)
+
+
+@defect("SEL-2.3", "servers not in auto mode are ranked under the cap of 12 instead of taken whole")
+def non_auto_servers_ranked() -> None:
+    def select(call: FirstRoundCall) -> FirstRound:
+        e = call.eligibility
+        eligibility = Eligibility(
+            excluded=e.excluded,
+            required={s.id: e.required[s.id] if s.policy.mode == "auto" else () for s in call.servers},
+            auto_servers=frozenset(s.id for s in call.servers),
+        )
+        return call.select(eligibility=eligibility)
+
+    wrap_first_round(select)
+
+
+@defect("SEL-3.2", "required tools are not checked against maxActiveTools when the run opens")
+def required_unchecked_against_max_active() -> None:
+    def select(call: FirstRoundCall) -> FirstRound:
+        servers = []
+        for server in call.servers:
+            required = len(call.eligibility.required[server.id])
+            policy = server.policy
+            if required > policy.max_active_tools:
+                policy = dataclasses.replace(policy, max_active_tools=required)
+            servers.append(dataclasses.replace(server, policy=policy))
+        return call.select(servers=servers)
+
+    wrap_first_round(select)
+
+
+@defect("SEL-3.3", "maxActiveTools 0 is read as 'not set': the default of 24")
+def max_active_zero_means_default() -> None:
+    original = ToolPolicy.from_wire.__func__  # type: ignore[attr-defined]
+
+    def from_wire(cls: type[ToolPolicy], data: Any, where: str = "policy") -> ToolPolicy:
+        if isinstance(data, Mapping):
+            value = data.get("maxActiveTools")
+            if value == 0 and not isinstance(value, bool):
+                data = {**data, "maxActiveTools": DEFAULT_MAX_ACTIVE_TOOLS}
+        policy: ToolPolicy = original(cls, data, where)
+        return policy
+
+    _swap(ToolPolicy, "from_wire", classmethod(from_wire))
+
+
+@defect("SEL-3.3", "discovery reads maxActiveTools 0 as no limit")
+def discovery_ignores_max_active_zero() -> None:
+    during_search(policies=lambda _t, _s, p: MaxActive(10**6) if p.max_active_tools == 0 else p)
+
+
+@defect("SEL-4.1", "each run lists its active tools rotated by the number of runs opened before it")
+def order_rotates_with_each_run() -> None:
+    opened = itertools.count()
+    rotation = per_toolset(lambda _toolset: next(opened))
+
+    def rotate(toolset: AdaptiveToolset, mcp: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        k = rotation(toolset) % len(mcp) if mcp else 0
+        return mcp[k:] + mcp[:k]
+
+    mcp_order(rotate)
+
+
+@defect("SEL-4.2", "active tools are listed server by server, in the servers' configured order")
+def definitions_grouped_by_configured_server() -> None:
+    def grouped(toolset: AdaptiveToolset, mcp: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        position = {server.id: k for k, server in enumerate(toolset.servers)}
+        by_name = {e.exposed_name: e.server_id for e in toolset.catalog.entries}
+        return sorted(mcp, key=lambda d: position[by_name[d["name"]]])
+
+    mcp_order(grouped)
+
+
+@defect("SEL-4.3", "active tools are listed in the order their servers listed them")
+def definitions_in_listing_order() -> None:
+    positions = listing_positions()
+
+    def listed(toolset: AdaptiveToolset, mcp: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        where = positions.get(id(toolset.catalog), {})
+        qualified = {e.exposed_name: e.qualified_name for e in toolset.catalog.entries}
+        return sorted(mcp, key=lambda d: where.get(qualified[d["name"]], 0))
+
+    mcp_order(listed)
+
+
+@defect("SEL-5.1", "the first round ranks each server apart and walks the servers one after another")
+def first_round_server_by_server() -> None:
+    def select(call: FirstRoundCall) -> FirstRound:
+        position = {server.id: k for k, server in enumerate(call.servers)}
+
+        def by_server(order: Iterator[int], _query: str) -> Iterator[int]:
+            return iter(sorted(order, key=lambda i: position[call.server_of(i)]))
+
+        return call.select(index=AlteredIndex(call.index, order=by_server))
+
+    wrap_first_round(select)
+
+
+@defect("SEL-5.2", "the first-round walk stops at the first tool whose server is at its cap")
+def walk_stops_at_a_capped_server() -> None:
+    def select(call: FirstRoundCall) -> FirstRound:
+        e = call.eligibility
+        required = {i for s in call.servers for i in e.required[s.id]}
+        room = {
+            s.id: max(0, min(FAIRNESS_CAP, s.policy.max_active_tools) - len(e.required[s.id]))
+            for s in call.servers
+            if s.id in e.auto_servers
+        }
+
+        def stopping(order: Iterator[int], _query: str) -> Iterator[int]:
+            for i in order:
+                server_id = call.server_of(i)
+                if server_id in room and i not in required and e.is_eligible(i):
+                    if room[server_id] == 0:
+                        return
+                    room[server_id] -= 1
+                yield i
+
+        return call.select(index=AlteredIndex(call.index, order=stopping))
+
+    wrap_first_round(select)
+
+
+@defect("SEL-6.1", "the per-server first-round cap is a fair share of the capacity, not 12")
+def fair_share_cap() -> None:
+    def select(call: FirstRoundCall) -> FirstRound:
+        auto = len(call.eligibility.auto_servers)
+        if not auto:
+            return call.select()
+        return _with_cap(max(1, call.budgets.first_round_capacity // auto), call)
+
+    wrap_first_round(select)
