@@ -11,20 +11,16 @@ test does not poison the rest.
 
 from __future__ import annotations
 
-import atexit
 import collections
 import contextlib
 import itertools
 import json
 import math
-import os
 import queue
 import shlex
-import signal
 import subprocess
 import threading
 import time
-import weakref
 from collections.abc import Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, Final, cast
 
@@ -33,6 +29,7 @@ import anyio.to_thread
 from conformance._errors import OutcomeError, OutcomeKind, SutMisbehaved, SutStartError, UsageError
 from conformance._protocol import reply_problem
 from conformance._sut import check_initialize
+from mock_servers import ProcessGroup
 
 if TYPE_CHECKING:
     from conformance._channel import RawChannel
@@ -47,7 +44,6 @@ _OUTCOME_CODES: Final[Mapping[int, frozenset[str]]] = {
     -32602: frozenset({"invalid_params", "unknown_run"}),
 }
 _EOF: Final = b""
-_LIVE: weakref.WeakSet[_DriverProcess] = weakref.WeakSet()
 
 
 class _Broken(Exception):
@@ -55,19 +51,15 @@ class _Broken(Exception):
 
 
 class _DriverProcess:
-    """One started driver: the process group, its stdout queue and its stderr tail."""
+    """One started driver: its process group, its stdout queue and its stderr tail."""
 
     def __init__(self, argv: Sequence[str], *, env: Mapping[str, str] | None, tail_lines: int) -> None:
         self.argv = list(argv)
-        self.popen = subprocess.Popen(
-            self.argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=dict(env) if env is not None else None,
-            start_new_session=True,
+        self.group = ProcessGroup.start(
+            self.argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
-        self.pgid = self.popen.pid
+        self.popen = self.group.popen
+        self.pgid = self.group.pgid
         self.lines: queue.Queue[bytes] = queue.Queue()
         self._tail: collections.deque[str] = collections.deque(maxlen=tail_lines)
         self._readers = [
@@ -76,7 +68,6 @@ class _DriverProcess:
         ]
         for reader in self._readers:
             reader.start()
-        _LIVE.add(self)
 
     # Each reader owns its stream and closes it at end of file: closing a buffered stream
     # from another thread blocks while the reader holds its lock, and a process the
@@ -118,71 +109,17 @@ class _DriverProcess:
 
     def exit_status(self, wait: float) -> str:
         """How the process ended, waiting up to ``wait`` s, for messages."""
-        try:
-            code = self.popen.wait(wait)
-        except subprocess.TimeoutExpired:
+        code = self.group.wait(wait)
+        if code is None:
             return "closed its stdout but is still running"
         return f"exited with code {code}" if code >= 0 else f"was killed by signal {-code}"
 
     def terminate(self, grace: float) -> None:
         """End the whole process group: SIGTERM, then SIGKILL after ``grace`` s; idempotent."""
-        self._signal_group(signal.SIGTERM)
-        if not self._quiet(grace):
-            self._signal_group(signal.SIGKILL)
-            self._quiet(max(grace, 2.0))
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.popen.wait(1.0)
-        if self.popen.stdin is not None:
-            with contextlib.suppress(OSError):
-                self.popen.stdin.close()
-        _LIVE.discard(self)
-
-    def _quiet(self, wait: float) -> bool:
-        """Wait until the leader exited, no process holds the output pipes and the group is empty."""
-        deadline = time.monotonic() + wait
-        try:
-            self.popen.wait(wait)
-        except subprocess.TimeoutExpired:
-            return False
+        self.group.stop(grace, close_stdin_first=False, close_output=False)
+        # The readers end with the pipes; a process that escaped the group may hold them open.
         for reader in self._readers:
-            reader.join(max(0.0, deadline - time.monotonic()))
-        if any(reader.is_alive() for reader in self._readers):
-            return False
-        while _group_alive(self.pgid):
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.01)
-        return True
-
-    def _signal_group(self, signum: signal.Signals) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pgid, signum)
-
-
-def _group_alive(pgid: int) -> bool:
-    """Whether a live process (not a zombie) is still in process group ``pgid`` (Linux /proc)."""
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return False
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as stat:
-                fields = stat.read().rpartition(b")")[2].split()
-        except OSError:
-            continue
-        # After the command name: state, ppid, pgrp, ...
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            return True
-    return False
-
-
-@atexit.register
-def _kill_leftovers() -> None:
-    for process in list(_LIVE):
-        process._signal_group(signal.SIGKILL)
+            reader.join(0.2)
 
 
 class DriverSut:

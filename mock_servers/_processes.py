@@ -106,11 +106,13 @@ class ProcessGroup:
                 return False
             wait_for_pids(members, min(left, 1.0))
 
-    def stop(self, grace: float = 2.0, *, close_stdin_first: bool = True) -> int | None:
+    def stop(self, grace: float = 2.0, *, close_stdin_first: bool = True, close_output: bool = True) -> int | None:
         """End the whole group and return the leader's exit status (None if it could not be reaped).
 
         Closing stdin first gives the leader ``grace`` seconds to leave by itself; then the
-        group gets SIGTERM and another ``grace`` seconds, then SIGKILL.
+        group gets SIGTERM and another ``grace`` seconds, then SIGKILL. Without
+        ``close_output`` the child's stdout and stderr are left to whoever reads them: closing
+        a stream another thread is reading blocks until that read ends.
         """
         if not self._stopped:
             self._stopped = True
@@ -122,8 +124,10 @@ class ProcessGroup:
                     self.signal(step)
                 if self.wait_group(grace if step != signal.SIGKILL else max(grace, 5.0)):
                     break
-            for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
-                _close(stream)
+            _close(self.popen.stdin)
+            if close_output:
+                _close(self.popen.stdout)
+                _close(self.popen.stderr)
             _LIVE.discard(self)
         return self.wait(1.0)
 
