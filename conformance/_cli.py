@@ -19,6 +19,7 @@ import contextlib
 import datetime
 import importlib.util
 import math
+import os
 import shlex
 import shutil
 import sys
@@ -34,6 +35,8 @@ __all__ = ["main"]
 PROG: Final = "mcp-conformance"
 EXIT_BROKEN: Final = 2
 DEFAULT_MAX_TIME: Final = 300.0
+#: The most processes certify starts when -n is not given.
+MAX_DEFAULT_WORKERS: Final = 4
 #: Seconds past --max-time a run may take to wind down before it is stopped.
 WIND_DOWN: Final = 30.0
 
@@ -123,7 +126,13 @@ def _certify_parser() -> argparse.ArgumentParser:
         help="certify (default): no expected failure on a MUST clause is accepted; "
         "regression: listed failures are accepted and listed failures that pass fail the run",
     )
-    parser.add_argument("-n", dest="workers", metavar="N", help="run the suite in N processes (pytest-xdist)")
+    parser.add_argument(
+        "-n",
+        dest="workers",
+        metavar="N",
+        help="run the suite in N processes (pytest-xdist); 1 runs it in this one; default: one per core, at most "
+        f"{MAX_DEFAULT_WORKERS}",
+    )
     parser.add_argument(
         "--clause",
         action="append",
@@ -172,14 +181,27 @@ def _fail(message: str) -> int:
     return EXIT_BROKEN
 
 
+def _default_workers() -> str | None:
+    """One worker per core, at most a few: each starts its own SUT and fleet host."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    workers = min(cores, MAX_DEFAULT_WORKERS)
+    return str(workers) if workers > 1 and importlib.util.find_spec("xdist") is not None else None
+
+
 def _check_workers(workers: str | None) -> str | None:
-    if workers is None:
+    if workers is None or workers == "1":
         return None
     if importlib.util.find_spec("xdist") is None:
         return "-n needs pytest-xdist: pip install pytest-xdist"
     if workers != "auto" and not (workers.isdigit() and int(workers) > 0):
         return f"-n expects a number of processes or 'auto', got {workers!r}"
     return None
+
+
+def _workers(option: str | None) -> str | None:
+    if option is None:
+        return _default_workers()
+    return None if option == "1" else option
 
 
 def _split_extra(argv: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -254,7 +276,7 @@ def certify(argv: Sequence[str]) -> int:
         broken_after=args.broken_after,
         clauses=args.clause,
         tests=[_suite_test(test) for test in args.test],
-        workers=args.workers,
+        workers=_workers(args.workers),
         expectations=None if args.expectations is None else Path(args.expectations).resolve(),
         mode=args.mode,
         extra=extra,
