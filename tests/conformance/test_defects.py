@@ -110,7 +110,7 @@ def certify(
     sut_cmd: list[str], clauses: list[str], out: Path, tests: Sequence[str] = ()
 ) -> tuple[int, dict[str, Any], str]:
     """Certify ``sut_cmd`` on the tests citing ``clauses`` (of ``tests``, if given); (exit code, certificate, output)."""
-    argv = [sys.executable, "-m", "conformance._cli", "certify", "--sut-cmd", subprocess.list2cmdline(sut_cmd)]
+    argv = [sys.executable, "-m", "conformance._cli", "certify", "-n", "1", "--sut-cmd", subprocess.list2cmdline(sut_cmd)]
     for clause_id in clauses:
         argv += ["--clause", clause_id]
     # Only whether (and on which clause) a property fails matters here, not its shrunk example.
