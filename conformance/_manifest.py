@@ -51,11 +51,6 @@ UNTESTED: Final[Mapping[str, str]] = {
 #: gaps: it gives no verdict while any remains.
 PENDING: Final[frozenset[str]] = frozenset(
     {
-        "CAT-2.3",
-        "POL-1.2",
-        "POL-2.3",
-        "POL-4.3",
-        "POL-6.1",
         "SEL-3.2",
         "RNK-1.2",
         "RNK-1.3",
@@ -72,8 +67,6 @@ PENDING: Final[frozenset[str]] = frozenset(
         "RNK-7.3",
         "DSC-9.2",
         "DSC-10.3",
-        "DEF-2.1",
-        "DEF-4.1",
         "GATE-4.4",
         "ERR-1.2",
         "ERR-2.2",
