@@ -291,6 +291,9 @@ _EXPLICIT_BAD = (
     ToolSpec(name="café_menu", description="Shows the menu with an accented name."),
     ToolSpec(name="search_" + "very_long_name_" * 5, description="Searches with a name over the limit."),
     ToolSpec(name="plain_tool", description="A tool whose name is fine."),
+    # Qualified names (``names__`` and these) of exactly 64 characters, and of 65.
+    ToolSpec(name="search_" + "within_the_limit_" * 2 + "within_the_limit", description="A name at the limit."),
+    ToolSpec(name="search_" + "within_the_limit_" * 2 + "within_the_limits", description="A name one over the limit."),
 )
 BAD_NAME_FLEETS = {
     "generated": FleetSpec(
@@ -300,7 +303,7 @@ BAD_NAME_FLEETS = {
 }
 
 
-@clause("CAT-5.1", "CAT-5.2")
+@clause("CAT-5.1", "CAT-5.2", "CAT-3.1")
 @pytest.mark.parametrize("mode", ["all", "auto"])
 @pytest.mark.parametrize("fleet", sorted(BAD_NAME_FLEETS))
 def test_no_definition_breaks_the_provider_name_rule(sut: Sut, fleets: Fleets, fleet: str, mode: str) -> None:
@@ -342,6 +345,15 @@ def test_no_definition_breaks_the_provider_name_rule(sut: Sut, fleets: Fleets, f
                 observed=str(exc),
                 case=case,
             ) from None
+    fine = sorted(q for q in cat if PROVIDER_NAME.match(q))
+    if mode == "all" and not set(fine) <= set(names(defs)):
+        raise fail(
+            ("CAT-3.1",),
+            "a tool whose qualified name obeys ^[A-Za-z0-9_-]{1,64}$ is not shown under that name",
+            expected=fine,
+            observed={"missing": sorted(set(fine) - set(names(defs)))},
+            case=case,
+        )
     broken = [n for n in names(defs) if not PROVIDER_NAME.match(n)]
     if broken:
         raise fail(

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.conformance.defects import DEFECTS, SAMPLE
+from tests.conformance.defects import DEFECTS, SAMPLE, VARIANTS
 
 #: MUST sentences that have no hand-written defect yet.
 WITHOUT_DEFECT: frozenset[str] = frozenset(
@@ -185,6 +185,17 @@ def test_the_reference_driver_passes_the_tests_the_defects_are_caught_by(tmp_pat
     assert {r["clause"]: r["status"] for r in cert["clauses"] if r["clause"] in clauses} == dict.fromkeys(
         clauses, "pass"
     )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_a_variant_that_chooses_otherwise_where_allowed_passes(name: str, tmp_path: Path) -> None:
+    variant = VARIANTS[name]
+
+    code, cert, output = certify(defect_cmd(name), list(variant.clauses), tmp_path)
+
+    failures = [f"{f['label']}: {f['message']}" for f in cert["failures"]]
+    assert code == 0 and not failures and not cert["errors"], f"{name} ({variant.choice}): {failures}\n{output}"
 
 
 def _must_sentences() -> list[str]:

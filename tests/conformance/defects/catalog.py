@@ -13,7 +13,7 @@ from reference_impl import _catalog, _connections, _policy, _toolset
 from reference_impl._catalog import Catalog, CatalogEntry
 from reference_impl._toolset import AdaptiveToolset
 from tests.conformance.defects._patches import _swap
-from tests.conformance.defects._registry import defect
+from tests.conformance.defects._registry import defect, variant
 
 __all__: list[str] = []
 
@@ -133,6 +133,17 @@ def qualified_with_one_underscore() -> None:
     _swap(_catalog, "qualified_name", lambda server_id, tool_name: f"{server_id}_{tool_name}")
 
 
+@defect("CAT-3.1", "a qualified name of exactly 64 characters is mapped like a longer one")
+def names_at_the_limit_mapped() -> None:
+    """Names are mapped from 64 characters on, not from 65: one too early."""
+    exposed_name = _catalog.exposed_name
+
+    def _exposed_name(qualified: str) -> str:
+        return exposed_name(qualified if len(qualified) < 64 else qualified + "_")
+
+    _swap(_catalog, "exposed_name", _exposed_name)
+
+
 @defect("CAT-3.2", "a tool name offered by two servers is kept once, for the first")
 def same_name_kept_once() -> None:
     """A tool whose original name an earlier server already offers is left out of the catalog."""
@@ -192,3 +203,23 @@ def arguments_filtered_to_schema() -> None:
         return await call(self, name, arguments)
 
     _swap(AdaptiveToolset, "call", _call)
+
+
+@variant(
+    "ID-2",
+    "tools whose qualified names break the provider rule are left out, not mapped",
+    clauses=("CAT-3", "CAT-4", "CAT-5", "POL-1", "POL-6", "DEF-1", "DEF-5"),
+)
+def bad_names_left_out() -> None:
+    """A tool whose qualified name breaks ``^[A-Za-z0-9_-]{1,64}$`` is never active."""
+    resolve = _policy.resolve_policies
+
+    def resolve_policies(servers: Sequence[Any], catalog: Catalog) -> _policy.Eligibility:
+        eligibility = resolve(servers, catalog)
+        bad = {
+            e.index: "its name breaks the provider rule" for e in catalog.entries if e.exposed_name != e.qualified_name
+        }
+        required = {sid: tuple(i for i in indexes if i not in bad) for sid, indexes in eligibility.required.items()}
+        return dataclasses.replace(eligibility, excluded={**bad, **eligibility.excluded}, required=required)
+
+    _swap(_toolset, "resolve_policies", resolve_policies)

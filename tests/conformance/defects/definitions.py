@@ -15,7 +15,7 @@ from reference_impl._selection import FirstRound
 from reference_impl._toolset import AdaptiveToolset
 from reference_impl.driver import _session
 from tests.conformance.defects._patches import _swap
-from tests.conformance.defects._registry import defect
+from tests.conformance.defects._registry import defect, variant
 
 __all__: list[str] = []
 
@@ -200,3 +200,25 @@ def base_prefix_forwarded() -> None:
         return await call(self, name, arguments)
 
     _swap(AdaptiveToolset, "call", _call)
+
+
+@variant(
+    "ID-1",
+    "every definition, base tools and the discovery tool included, in name order",
+    clauses=(
+        *(f"CAT-{n}" for n in range(1, 6)),
+        *(f"POL-{n}" for n in range(1, 10)),
+        *(f"DEF-{n}" for n in range(1, 6)),
+        "ISO-1",
+        "ISO-2",
+        "SEL-4",
+    ),
+)
+def definitions_in_name_order() -> None:
+    """A request lists its definitions sorted by name."""
+    request_definitions = AdaptiveToolset.request_definitions
+
+    def _request_definitions(self: AdaptiveToolset) -> list[dict[str, Any]]:
+        return sorted(request_definitions(self), key=lambda tool: str(tool["name"]))
+
+    _swap(AdaptiveToolset, "request_definitions", _request_definitions)

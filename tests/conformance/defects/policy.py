@@ -15,7 +15,7 @@ from reference_impl._policy import Eligibility
 from reference_impl._selection import FirstRound
 from reference_impl._toolset import AdaptiveToolset
 from tests.conformance.defects._patches import _swap
-from tests.conformance.defects._registry import defect
+from tests.conformance.defects._registry import defect, variant
 
 __all__: list[str] = []
 
@@ -507,3 +507,37 @@ def qualified_policy_names() -> None:
         return _names_mapped(server.policy, lambda name: name.removeprefix(f"{server.id}__"))
 
     _policies_rewritten(rewrite)
+
+
+@variant(
+    "ID-3",
+    "pinned and allowlisted names the server does not offer are ignored, not an error",
+    clauses=tuple(f"POL-{n}" for n in range(1, 10)),
+)
+def unknown_policy_names_ignored() -> None:
+    """Names the server does not offer are dropped from the policy; an allowedTools that
+    named nothing else still admits nothing."""
+    resolve = _policy.resolve_policies
+
+    def resolve_policies(servers: Sequence[ServerConfig], catalog: Catalog) -> Eligibility:
+        offered = {s.id: {e.name for e in catalog.by_server.get(s.id, [])} for s in servers}
+        kept = [
+            dataclasses.replace(
+                s,
+                policy=dataclasses.replace(
+                    s.policy,
+                    pinned_tools=tuple(n for n in s.policy.pinned_tools if n in offered[s.id]),
+                    allowed_tools=tuple(n for n in s.policy.allowed_tools if n in offered[s.id]),
+                ),
+            )
+            for s in servers
+        ]
+        eligibility = resolve(kept, catalog)
+        emptied = {
+            s.id for s, k in zip(servers, kept, strict=True) if s.policy.allowed_tools and not k.policy.allowed_tools
+        }
+        excluded = {e.index: _NOT_ALLOWED for sid in emptied for e in catalog.by_server.get(sid, [])}
+        required = {sid: () if sid in emptied else indexes for sid, indexes in eligibility.required.items()}
+        return dataclasses.replace(eligibility, excluded={**excluded, **eligibility.excluded}, required=required)
+
+    _swap(_toolset, "resolve_policies", resolve_policies)
