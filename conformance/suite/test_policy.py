@@ -121,9 +121,10 @@ def _why_not(policy: dict[str, Any], tool: dict[str, Any]) -> str:
 
 def _pinned_why_not(policy: dict[str, Any], tool: dict[str, Any]) -> str:
     """The sentence that keeps a pinned ``tool`` from being required under ``policy``."""
-    return {"POL-2.2": "POL-7.2", "POL-4.1": "POL-7.4"}.get(
-        _why_not(policy, tool), "POL-7.3" if policy.get("sideEffects") == "readOnly" else "POL-7.1"
-    )
+    reason = _why_not(policy, tool)
+    if reason.startswith("POL-5."):
+        return "POL-7.3"
+    return {"POL-2.2": "POL-7.2", "POL-4.1": "POL-7.4"}.get(reason, "POL-7.1")
 
 
 def _ineligible_to_call(m: ServerModel, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
