@@ -50,17 +50,7 @@ UNTESTED: Final[Mapping[str, str]] = {
 
 #: Testable sentences the suite does not check yet. A certificate counts their clauses as
 #: gaps: it gives no verdict while any remains.
-PENDING: Final[frozenset[str]] = frozenset(
-    {
-        "CAT-2.3",
-        "POL-1.2",
-        "POL-2.3",
-        "POL-4.3",
-        "POL-6.1",
-        "DEF-2.1",
-        "DEF-4.1",
-    }
-)
+PENDING: Final[frozenset[str]] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,23 +9,25 @@ not predict, or an acceptance it forbids, is a finding on the sentence that deci
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from hypothesis import assume, example
 
 from conformance._errors import Nonconformance, OutcomeError
-from conformance._sut import Sut
+from conformance._sut import Run, Sut
 from conformance.suite._explore import plan
 from conformance.suite._fleets import Fleets
 from conformance.suite._oracle import FirstRound
 from conformance.suite._strategies import FleetAndPolicies
 from conformance.suite._wire import base_tools, fail, names, open_params, refusal_or, run
 
-__all__ = ["Opened", "open_first_round", "with_examples"]
+__all__ = ["Opened", "Then", "open_first_round", "with_examples"]
 
 _F = TypeVar("_F", bound=Callable[..., None])
+#: What to do on the open run after its first definitions are read (given them).
+Then = Callable[[Run, list[dict[str, Any]]], Awaitable[Any]]
 
 
 @dataclass
@@ -38,6 +40,9 @@ class Opened:
     #: The first definitions, or the refusal of ``run.open``.
     got: list[dict[str, Any]] | OutcomeError
     case: dict[str, Any]
+    #: What ``then`` returned, and the ``tools/call`` events the servers saw by then.
+    after: Any = None
+    calls: list[dict[str, Any]] = field(default_factory=list)
 
     def definitions(self, sentences: Sequence[str]) -> list[dict[str, Any]]:
         """The definitions of a run that had to open; a refusal is a finding on ``sentences``."""
@@ -75,9 +80,16 @@ class Opened:
 
 
 def open_first_round(
-    sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int, *, must_open: bool = True
+    sut: Sut,
+    fleets: Fleets,
+    fleet: FleetAndPolicies,
+    base_count: int,
+    *,
+    must_open: bool = True,
+    then: Then | None = None,
 ) -> Opened:
-    """Open a run over ``fleet`` with ``base_count`` base tools and read its first definitions.
+    """Open a run over ``fleet`` with ``base_count`` base tools and read its first definitions,
+    then run ``then`` on the open run.
 
     With ``must_open`` (the default), an example whose run the oracle refuses is discarded
     before anything is served.
@@ -92,8 +104,24 @@ def open_first_round(
         return Opened(model, {}, names(base), got, {"servers": [], "baseTools": base_count})
     with fleets.serve(spec, policies) as served:
         case = served.describe() | {"baseTools": base_count}
-        got = run(refusal_or(sut, open_params(served.servers, base)))
-        return Opened(model, served.tools, names(base), got, case)
+        params = open_params(served.servers, base)
+        if then is None:
+            return Opened(model, served.tools, names(base), run(refusal_or(sut, params)), case)
+        got, after = run(_open_then(sut, params, then, case))
+        return Opened(model, served.tools, names(base), got, case, after, served.ledger().calls())
+
+
+async def _open_then(
+    sut: Sut, params: Mapping[str, Any], then: Then, case: dict[str, Any]
+) -> tuple[list[dict[str, Any]] | OutcomeError, Any]:
+    try:
+        async with sut.open(params) as r:
+            defs = await r.definitions()
+            after = await then(r, defs)
+            case["steps"] = r.case["steps"]
+            return defs, after
+    except OutcomeError as exc:
+        return exc, None
 
 
 def with_examples(cases: list[tuple[FleetAndPolicies, int]]) -> Callable[[_F], _F]:

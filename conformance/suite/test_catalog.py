@@ -4,7 +4,10 @@ the provider rule."""
 
 from __future__ import annotations
 
+import json
 import re
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,62 +16,194 @@ from hypothesis import strategies as st
 
 from conformance import OutcomeError, Sut, clause
 from conformance.suite._fleets import Fleets
+from conformance.suite._oracle import read_only as read_only_tool
+from conformance.suite._paged_server import ENDINGS
+from conformance.suite._paged_server import PATH as PAGED_SERVER
 from conformance.suite._strategies import examples
-from conformance.suite._wire import catalog, fail, mcp_definitions, names, open_params, portable, run
-from mock_servers import Faults, FleetSpec, ServerSpec, ToolSpec, example_arguments, generate_tools
+from conformance.suite._wire import (
+    DISCOVERY,
+    catalog,
+    fail,
+    mcp_definitions,
+    names,
+    open_params,
+    portable,
+    refusal_or,
+    run,
+)
+from mock_servers import Faults, FleetSpec, ServerSpec, ToolSpec, example_arguments
 
 PROVIDER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
-@clause("CAT-1.1", "CAT-1.2", "CAT-1.3", "CAT-2.1", "CAT-2.2")
-@examples(6)
-@given(st.sampled_from((1, 2, 3, 7)), st.integers(15, 40), st.integers(0, 1000))
-def test_tools_on_later_pages_are_in_the_catalog(
+@clause("CAT-1.1")
+def test_every_configured_server_is_listed_when_the_run_opens(sut: Sut, fleets: Fleets) -> None:
+    spec = FleetSpec(
+        servers=(
+            ServerSpec(id="alpha", tool_count=5, page_size=2),
+            ServerSpec(id="beta", tool_count=0),
+            ServerSpec(id="gamma", domain="chat", tool_count=7),
+        ),
+        seed=3,
+    )
+    policies = {s.id: {"mode": "all", "maxActiveTools": 96} for s in spec.servers}
+    with fleets.serve(spec, policies) as served:
+        defs = run(_definitions(sut, served.servers))
+        unlisted = [s.id for s in spec.servers if not served.ledger().listed_pages(s.id)]
+        case = served.describe()
+        listed = sorted(catalog(served.tools))
+    shown = sorted(names(mcp_definitions(defs, [])))
+    if unlisted or shown != listed:
+        raise fail(
+            ("CAT-1.1",),
+            "the run did not list the tools of every configured server when it opened",
+            expected={"servers listed": [s.id for s in spec.servers], "tools": listed},
+            observed={"servers never listed": unlisted, "missing": sorted(set(listed) - set(shown))},
+            case=case,
+        )
+
+
+@clause("CAT-1.2", "CAT-2.1", "CAT-2.2")
+@examples(5)
+@given(st.sampled_from((1, 2, 3, 7)), st.integers(13, 30), st.integers(0, 1000))
+def test_tools_on_later_pages_are_in_the_catalog_with_their_definitions_and_annotations(
     sut: Sut, fleets: Fleets, page_size: int, count: int, seed: int
 ) -> None:
     spec = FleetSpec(servers=(ServerSpec(id="s0", tool_count=count, page_size=page_size, seed=seed),), seed=seed)
-    tools = generate_tools(spec.servers[0])
-    last = tools[-1]["name"]
-    pinned_policy = {"pinnedTools": [last], "maxActiveTools": 40}
-    every_policy = {"mode": "all", "maxActiveTools": 40}
-    with fleets.serve(spec, {"s0": pinned_policy}) as served:
+    every_policy = {"mode": "all", "maxActiveTools": 96}
+    read_only_policy = {**every_policy, "sideEffects": "readOnly"}
+    with fleets.serve(spec, {"s0": every_policy}) as served:
 
         async def body() -> tuple[Any, Any]:
             async with sut.open(open_params(served.servers)) as r:
-                pinned = await r.definitions()
-            async with sut.open(open_params(served.with_policies({"s0": every_policy}))) as r:
                 every = await r.definitions()
-            return pinned, every
+            async with sut.open(open_params(served.with_policies({"s0": read_only_policy}))) as r:
+                read_only = await r.definitions()
+            return every, read_only
 
-        pinned, every = run(body())
-        fleet = served.describe()["fleet"]
-    want = f"s0__{last}"
-    got = {d["name"]: d for d in pinned}
-    if want not in got:
+        every, read_only = run(body())
+        case = served.describe()
+        tools = served.tools["s0"]
+        unread = sorted(set(range(-(-len(tools) // page_size))) - set(served.ledger().listed_pages("s0")))
+    listed = {f"s0__{t['name']}": t for t in tools}
+    shown = {d["name"]: d for d in mcp_definitions(every, [])}
+    if sorted(shown) != sorted(listed):
         raise fail(
-            ("CAT-2.2",),
-            "a pinned tool from the last tools/list page is not active",
-            expected=want,
-            observed=sorted(got),
-            case={"fleet": fleet, "policies": {"s0": pinned_policy}},
+            ("CAT-2.1",) if unread else ("CAT-2.2",),
+            "mode 'all' did not expose every tool of every tools/list page"
+            + (f"; pages never read: {unread}" if unread else ", although every page was read"),
+            expected=sorted(listed),
+            observed={"missing": sorted(set(listed) - set(shown)), "extra": sorted(set(shown) - set(listed))},
+            case=case,
         )
-    if got[want]["inputSchema"] != tools[-1]["inputSchema"]:
+    for name, tool in listed.items():
+        kept = {"description": shown[name]["description"], "inputSchema": shown[name]["inputSchema"]}
+        if kept != {"description": tool.get("description", ""), "inputSchema": tool["inputSchema"]}:
+            raise fail(
+                ("CAT-1.2",),
+                f"{name} (page {tools.index(tool) // page_size}) lacks the description or input schema it was listed with",
+                expected={"description": tool.get("description", ""), "inputSchema": tool["inputSchema"]},
+                observed=kept,
+                case=case,
+            )
+    marked = sorted(q for q, t in listed.items() if read_only_tool(t))
+    if sorted(names(mcp_definitions(read_only, []))) != marked:
         raise fail(
             ("CAT-1.2",),
-            "a tool from the last tools/list page lacks its listed input schema",
-            expected=tools[-1]["inputSchema"],
-            observed=got[want]["inputSchema"],
-            case={"fleet": fleet, "policies": {"s0": pinned_policy}},
+            "under sideEffects readOnly, the active tools are not the ones listed with readOnlyHint true: "
+            "the catalog did not keep the annotations",
+            expected=marked,
+            observed=sorted(names(mcp_definitions(read_only, []))),
+            case=case | {"policies": {"s0": read_only_policy}},
         )
-    listed = sorted(f"s0__{t['name']}" for t in tools)
-    shown = sorted(names(mcp_definitions(every, [])))
-    if shown != listed:
+
+
+@clause("CAT-1.3")
+def test_a_tool_left_out_of_the_first_round_can_still_be_activated_with_its_schema(sut: Sut, fleets: Fleets) -> None:
+    # 20 tools and a first round of at most 12: 8 or more are left out, few enough that
+    # discovery scoped to the server must activate one named by its qualified name (DSC-5.8).
+    spec = FleetSpec(servers=(ServerSpec(id="s0", tool_count=20, page_size=7),), seed=4)
+    with fleets.serve(spec) as served:
+        listed = catalog(served.tools)
+        case = served.describe()
+
+        async def body() -> tuple[list[str], list[tuple[str, dict[str, Any]]]]:
+            async with sut.open(open_params(served.servers)) as r:
+                first = names(mcp_definitions(await r.definitions(), []))
+                left_out = sorted(set(listed) - set(first))
+                missed = []
+                for name in left_out:
+                    active = names(await r.definitions())
+                    if name in active:
+                        continue
+                    result = await r.call(DISCOVERY, {"query": name, "server_ids": ["s0"], "limit": 12})
+                    shown = {d["name"]: d for d in await r.definitions()}
+                    if name not in shown:
+                        missed.append((name, {"result": result}))
+                    elif shown[name]["inputSchema"] != listed[name][1]["inputSchema"]:
+                        missed.append((name, {"inputSchema": shown[name]["inputSchema"]}))
+                return left_out, missed
+
+        left_out, missed = run(body())
+    if missed:
+        name, observed = missed[0]
+        raise fail(
+            ("CAT-1.3",),
+            f"{name}, left out of the first round, could not be activated later with its full input schema",
+            expected={"activated": name, "inputSchema": listed[name][1]["inputSchema"]},
+            observed=observed | {"left out of the first round": left_out},
+            case=case | {"steps": "one discovery call per tool left out, query its name, server_ids ['s0']"},
+        )
+
+
+def _paged_listing(ending: str) -> list[dict[str, Any]]:
+    """Pages with an empty page that has a cursor, pages smaller and larger than the
+    first, and an empty last page that ends the listing as ``ending`` says."""
+    sizes = (3, 0, 1, 5, 0)
+    tools = [
+        {
+            "name": f"paged_{i}",
+            "description": f"Paged tool number {i}.",
+            "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}},
+        }
+        for i in range(sum(sizes))
+    ]
+    pages = []
+    for i, size in enumerate(sizes):
+        first = sum(sizes[:i])
+        pages.append({"tools": tools[first : first + size], "next": "cursor" if i < len(sizes) - 1 else ending})
+    return pages
+
+
+@clause("CAT-2.1", "CAT-2.3")
+@pytest.mark.parametrize("ending", ENDINGS)
+def test_listing_reads_every_page_that_has_a_cursor_and_stops_at_the_end(sut: Sut, tmp_path: Path, ending: str) -> None:
+    pages = _paged_listing(ending)
+    log = tmp_path / "cursors.jsonl"
+    log.touch()
+    policy = {"mode": "all", "maxActiveTools": 96}
+    transport = {"type": "stdio", "command": sys.executable, "args": [str(PAGED_SERVER), json.dumps(pages), str(log)]}
+    got = run(refusal_or(sut, open_params([{"id": "paged", "transport": transport, "policy": policy}])))
+    requested = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    case = {"pages": pages, "policies": {"paged": policy}}
+    if isinstance(got, OutcomeError):
         raise fail(
             ("CAT-2.1",),
-            "mode 'all' did not expose every tool of every page",
+            f"the run failed on a listing whose last page ends with nextCursor {ending}",
+            expected="an open run",
+            observed={"refusal": str(got), "cursors requested": requested},
+            case=case,
+        )
+    listed = [f"paged__{t['name']}" for page in pages for t in page["tools"]]
+    shown = names(mcp_definitions(got, []))
+    missing = sorted(set(listed) - set(shown))
+    if missing:
+        raise fail(
+            ("CAT-2.3",),
+            "a page with a cursor (empty, or smaller than the first) was the last page read",
             expected=listed,
-            observed={"missing": sorted(set(listed) - set(shown)), "extra": sorted(set(shown) - set(listed))},
-            case={"fleet": fleet, "policies": {"s0": every_policy}},
+            observed={"missing": missing, "cursors requested": requested},
+            case=case,
         )
 
 
@@ -156,6 +291,9 @@ _EXPLICIT_BAD = (
     ToolSpec(name="café_menu", description="Shows the menu with an accented name."),
     ToolSpec(name="search_" + "very_long_name_" * 5, description="Searches with a name over the limit."),
     ToolSpec(name="plain_tool", description="A tool whose name is fine."),
+    # Qualified names (``names__`` and these) of exactly 64 characters, and of 65.
+    ToolSpec(name="search_" + "within_the_limit_" * 2 + "within_the_limit", description="A name at the limit."),
+    ToolSpec(name="search_" + "within_the_limit_" * 2 + "within_the_limits", description="A name one over the limit."),
 )
 BAD_NAME_FLEETS = {
     "generated": FleetSpec(
@@ -165,7 +303,7 @@ BAD_NAME_FLEETS = {
 }
 
 
-@clause("CAT-5.1", "CAT-5.2")
+@clause("CAT-5.1", "CAT-5.2", "CAT-3.1")
 @pytest.mark.parametrize("mode", ["all", "auto"])
 @pytest.mark.parametrize("fleet", sorted(BAD_NAME_FLEETS))
 def test_no_definition_breaks_the_provider_name_rule(sut: Sut, fleets: Fleets, fleet: str, mode: str) -> None:
@@ -207,6 +345,15 @@ def test_no_definition_breaks_the_provider_name_rule(sut: Sut, fleets: Fleets, f
                 observed=str(exc),
                 case=case,
             ) from None
+    fine = sorted(q for q in cat if PROVIDER_NAME.match(q))
+    if mode == "all" and not set(fine) <= set(names(defs)):
+        raise fail(
+            ("CAT-3.1",),
+            "a tool whose qualified name obeys ^[A-Za-z0-9_-]{1,64}$ is not shown under that name",
+            expected=fine,
+            observed={"missing": sorted(set(fine) - set(names(defs)))},
+            case=case,
+        )
     broken = [n for n in names(defs) if not PROVIDER_NAME.match(n)]
     if broken:
         raise fail(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from conformance import OutcomeError, Sut, clause
@@ -22,21 +22,41 @@ from conformance.suite._wire import (
     mcp_definitions,
     names,
     open_params,
+    portable,
     run,
 )
 from mock_servers import FleetSpec, ServerSpec, example_arguments, generate_tools
+
+_SERVER = ServerSpec(id="s0", tool_count=20)
+_TOOLS = {t["name"]: t for t in generate_tools(_SERVER)}
+_NAMES = list(_TOOLS)
+
+
+def _carried_as_given(base: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``base`` with fields a definition may carry beyond the three a host needs, on the first."""
+    if not base:
+        return base
+    schema = {
+        "type": "object",
+        "properties": {"text": {"type": "string", "description": "What to look up."}, "n": {"type": "integer"}},
+        "required": ["text"],
+        "additionalProperties": False,
+    }
+    first = {**base[0], "inputSchema": schema, "title": "Look it up", "annotations": {"readOnlyHint": True}}
+    return [first, *base[1:]]
 
 
 @clause("DEF-1.1", "DEF-1.2", "DEF-1.3", "DEF-4.2", "CAT-3.1")
 @examples(10)
 @given(FLEETS, st.integers(0, 5))
+@example(fleet=(FleetSpec(servers=(_SERVER,)), {"s0": {"pinnedTools": [_NAMES[-1]]}}), base_count=2)
 def test_definitions_are_the_base_tools_the_discovery_tool_and_the_active_tools_as_listed(
     sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int
 ) -> None:
     model = plan(fleet, base_count)
     assume(model.error is None)
     spec, policies = fleet
-    base = base_tools(base_count)
+    base = _carried_as_given(base_tools(base_count))
     with fleets.serve(spec, policies) as served:
         case = served.describe() | {"baseTools": base_count}
 
@@ -58,12 +78,13 @@ def test_definitions_are_the_base_tools_the_discovery_tool_and_the_active_tools_
         raise fail(("DEF-1.1",), "a definition appears twice", observed=got_names, case=case)
     for b in base:
         if b not in first:
-            raise fail(("DEF-1.3",), "a base tool is missing or altered", expected=b, observed=got_names, case=case)
+            shown = next((d for d in first if d["name"] == b["name"]), None)
+            raise fail(("DEF-1.3",), "a base tool is missing or altered", expected=b, observed=shown, case=case)
     cat = catalog(served.tools)
     for d in mcp_definitions(first, names(base)):
         if d["name"] not in cat:
             raise fail(
-                ("CAT-3.1",),
+                ("CAT-3.1", "DEF-1.1"),
                 "a definition is neither a base tool, the discovery tool nor a qualified MCP tool name "
                 "(serverId__toolName)",
                 observed=d["name"],
@@ -83,6 +104,12 @@ def test_definitions_are_the_base_tools_the_discovery_tool_and_the_active_tools_
 @clause("DEF-1.1", "DEF-2.2", "DEF-3.1")
 @examples(8)
 @given(FLEETS, BASES, STEPS)
+# Two calls in a row that each name the server, scoped to it: both activate, as a rule.
+@example(
+    fleet=(FleetSpec(servers=(ServerSpec(id="s0", tool_count=40),)), {"s0": {}}),
+    base_count=0,
+    steps=[(0, 12, True)] * 2,
+)
 def test_discovered_tools_are_in_every_later_definition_list(
     sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int, steps: Steps
 ) -> None:
@@ -119,9 +146,81 @@ def test_discovered_tools_are_in_every_later_definition_list(
         shown = now
 
 
-_SERVER = ServerSpec(id="s0", tool_count=20)
-_TOOLS = {t["name"]: t for t in generate_tools(_SERVER)}
-_NAMES = list(_TOOLS)
+def _extra(name: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "description": f"A tool the host adds to one request ({name}).",
+        "inputSchema": {"type": "object"},
+    }
+
+
+@clause("DEF-2.1", "DEF-2.2")
+def test_every_request_is_assembled_anew_from_the_run(sut: Sut, fleets: Fleets) -> None:
+    spec = FleetSpec(servers=(_SERVER,))
+    with fleets.serve(spec) as served:
+        case = served.describe()
+
+        async def body() -> tuple[list[tuple[str, list[str], list[str]]], str, list[str]]:
+            async with sut.open(open_params(served.servers)) as r:
+                defs = names(await r.definitions())
+                steps = [("a request with extra_a", names(await r.request([_extra("extra_a")])), [*defs, "extra_a"])]
+                steps.append(("the next request, with no extra tool", names(await r.request([])), defs))
+                # Few enough candidates that naming one activates it (DSC-5.8).
+                target = sorted(set(catalog(served.tools)) - set(defs))[0]
+                await r.call(DISCOVERY, {"query": target, "server_ids": ["s0"], "limit": 12})
+                now = names(await r.definitions())
+                after = names(await r.request([_extra("extra_b")]))
+                steps.append(("a request with extra_b, after discovery", after, [*now, "extra_b"]))
+                case["steps"] = r.case["steps"]
+                return steps, target, now
+
+        steps, target, now = run(body())
+    if target not in now or target not in steps[-1][1]:
+        raise fail(
+            ("DEF-2.2",),
+            f"{target}, activated by discovery, is not in the next definition list and request",
+            expected=target,
+            observed={"definitions": now, "request": steps[-1][1]},
+            case=case,
+        )
+    for what, got, expected in steps:
+        if sorted(got) != sorted(expected):
+            raise fail(
+                ("DEF-2.1",),
+                f"{what} does not carry exactly the run's definitions and that request's own extra tools",
+                expected=sorted(expected),
+                observed={"extra": sorted(set(got) - set(expected)), "missing": sorted(set(expected) - set(got))},
+                case=case,
+            )
+
+
+@clause("DEF-4.1")
+def test_the_same_inputs_give_the_same_definitions_in_the_same_order(sut: Sut, fleets: Fleets) -> None:
+    spec = FleetSpec(servers=(_SERVER, ServerSpec(id="s1", domain="chat", tool_count=6)), seed=8)
+    policies: dict[str, dict[str, Any]] = {"s0": {"pinnedTools": [_NAMES[-1]]}, "s1": {"mode": "all"}}
+    with fleets.serve(spec, policies) as served:
+        params = open_params(served.servers, base_tools(2), user="show the open issues")
+        case = served.describe() | {"baseTools": 2, "userMessage": params["userMessage"]}
+
+        async def body() -> list[list[str]]:
+            async with sut.open(params) as r:
+                first = names(await r.definitions())
+                target = sorted(set(catalog(served.tools)) - set(first))[0]
+                await r.call(DISCOVERY, {"query": target, "server_ids": ["s0"], "limit": 12})
+                return [first, names(await r.definitions())]
+
+        one, two = run(body()), run(body())
+    for step, (a, b) in enumerate(zip(one, two, strict=True)):
+        if a != b:
+            raise fail(
+                ("DEF-4.1",),
+                "two runs opened with the same inputs, after the same discovery call, list their definitions "
+                + ("differently" if sorted(a) == sorted(b) else "with different tools"),
+                expected={"step": ["open", "after discovery"][step], "definitions": a},
+                observed={"step": ["open", "after discovery"][step], "definitions": b},
+                case=case,
+            )
+
 
 # A base tool named like a tool of the run: (policy of s0, the base tool's name, sentence).
 # The tool is active (pinned), in the catalog but never active (denied), or the discovery
@@ -177,3 +276,26 @@ def test_a_base_tool_named_like_a_tool_of_the_run_is_a_config_error(sut: Sut, fl
             )
 
         run(body())
+
+
+@clause("DEF-5.4")
+def test_a_call_by_a_base_tool_name_reaches_no_server(sut: Sut, fleets: Fleets) -> None:
+    # Named with a server's prefix, but no tool of the run has that name: not a collision.
+    base = [{"name": "s0__helper", "description": "A built-in helper.", "inputSchema": {"type": "object"}}]
+    with fleets.serve(FleetSpec(servers=(_SERVER,))) as served:
+        case = served.describe() | {"baseTools": base, "call": "s0__helper"}
+
+        async def body() -> dict[str, Any]:
+            async with sut.open(open_params(served.servers, base)) as r:
+                return await r.call("s0__helper", {})
+
+        result = run(body())
+        reached = served.ledger().calls()
+    if reached:
+        raise fail(
+            ("DEF-5.4",),
+            "a call by a base tool's name reached an MCP server",
+            expected="no tools/call (what the call returns is the implementation's, ID-6)",
+            observed={"result": result, "tools/call": portable(reached)},
+            case=case,
+        )

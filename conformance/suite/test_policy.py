@@ -1,6 +1,6 @@
 """Policy (POL-*): which tools are eligible and required, over generated fleets and policies,
-and over small explicit fleets for read-only hints, names the server does not offer, and
-omitted fields."""
+and over small explicit fleets for read-only hints, required and pinned tools, discovery
+under a policy, names the server does not offer, and omitted fields."""
 
 from __future__ import annotations
 
@@ -10,13 +10,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance import OutcomeError, Sut, clause
-from conformance.suite._first_round import open_first_round, with_examples
-from conformance.suite._fleets import Fleets
-from conformance.suite._oracle import DEFAULT_MAX_ACTIVE
+from conformance import OutcomeError, Run, Sut, clause
+from conformance.suite._explore import plan
+from conformance.suite._first_round import Opened, open_first_round, with_examples
+from conformance.suite._fleets import Fleets, tools_of
+from conformance.suite._oracle import DEFAULT_MAX_ACTIVE, ServerModel, read_only
 from conformance.suite._strategies import FleetAndPolicies, examples, fleets_with_policies
 from conformance.suite._wire import (
     DISCOVERY,
+    activated,
     base_tools,
     catalog,
     fail,
@@ -26,20 +28,44 @@ from conformance.suite._wire import (
     portable,
     run,
 )
-from mock_servers import AnnotationMix, FleetSpec, ServerSpec, ToolSpec, generate_tools
+from mock_servers import AnnotationMix, FleetSpec, ServerSpec, ToolSpec, example_arguments, generate_tools
 
 FLEETS = fleets_with_policies(max_servers=3, max_tools=30)
 BASES = st.integers(0, 8) | st.integers(60, 97)
 
 _S0 = [t["name"] for t in generate_tools(ServerSpec(id="s0", tool_count=10))]
+_SERVER = ServerSpec(id="s0", tool_count=20)
+_TOOLS = {t["name"]: t for t in generate_tools(_SERVER)}
+_NAMES = list(_TOOLS)
+# Tools of the 20-tool server by what they are: read-only, writable (readOnlyHint false),
+# a name that is the start of another (get_issue, get_issue_comments), destructive.
+_READ = ["get_issue", "list_branches", "search_commits"]
+_WRITE = ["close_pull_request", "cancel_workflow_run", "create_repository"]
+assert all(read_only(_TOOLS[n]) for n in _READ) and not any(read_only(_TOOLS[n]) for n in _WRITE)
+assert "get_issue_comments" in _TOOLS and _TOOLS["cancel_workflow_run"]["annotations"]["destructiveHint"] is True
+
+
+def _s0(policy: dict[str, Any], tool_count: int = 10) -> FleetAndPolicies:
+    return FleetSpec(servers=(ServerSpec(id="s0", tool_count=tool_count),)), {"s0": policy}
+
+
 # A tool both pinned and denied, in every mode.
 PINNED_AND_DENIED: list[tuple[FleetAndPolicies, int]] = [
-    ((FleetSpec(servers=(ServerSpec(id="s0", tool_count=10),)), {"s0": policy}), 0)
+    (_s0(policy), 0)
     for policy in (
         {"pinnedTools": [_S0[0]], "deniedTools": [_S0[0]]},
         {"mode": "all", "pinnedTools": [_S0[0], _S0[1]], "deniedTools": [_S0[1]]},
         {"mode": "allowlist", "allowedTools": _S0[:3], "pinnedTools": [_S0[2]], "deniedTools": [_S0[2]]},
         {"mode": "auto", "allowedTools": _S0[:4], "pinnedTools": [_S0[3]], "deniedTools": [_S0[3]]},
+    )
+]
+# Denial without pinning, where no list makes it moot: in all mode, and over allowedTools.
+DENIALS: list[tuple[FleetAndPolicies, int]] = [
+    (_s0(policy), 0)
+    for policy in (
+        {"mode": "all", "deniedTools": [_S0[1]]},
+        {"mode": "allowlist", "allowedTools": _S0[:3], "deniedTools": [_S0[1]]},
+        {"mode": "auto", "allowedTools": _S0[:4], "deniedTools": [_S0[2]]},
     )
 ]
 # Read-only over a server whose tools are marked true, false or not at all, at random, and
@@ -62,7 +88,8 @@ READ_ONLY_MIXED: list[tuple[FleetAndPolicies, int]] = [
     )
     for mode in ("auto", "all")
 ]
-# Allowlists: empty (nothing eligible), and an auto server restricted to three tools.
+# Allowlists: empty (nothing eligible), short, one name that starts another, an auto server
+# restricted to three tools, and all mode, where the list is ignored.
 ALLOWLISTS: list[tuple[FleetAndPolicies, int]] = [
     ((FleetSpec(servers=(ServerSpec(id="s0", tool_count=10), ServerSpec(id="s1", tool_count=5))), policies), 0)
     for policies in (
@@ -71,14 +98,16 @@ ALLOWLISTS: list[tuple[FleetAndPolicies, int]] = [
         {"s0": {"mode": "auto", "allowedTools": _S0[5:8]}},
         {"s0": {"mode": "all", "allowedTools": _S0[:1]}},
     )
-]
+] + [(_s0({"mode": "allowlist", "allowedTools": ["get_issue"]}, 20), 0)]
 
 
 def _why_not(policy: dict[str, Any], tool: dict[str, Any]) -> str:
     """The sentence that excludes ``tool`` under ``policy`` (the most specific one)."""
     name = tool["name"]
     if name in policy.get("deniedTools", []):
-        return "POL-2.2" if name in policy.get("pinnedTools", []) else "POL-2.1"
+        if name in policy.get("pinnedTools", []):
+            return "POL-2.2"
+        return "POL-2.3" if name in policy.get("allowedTools", []) else "POL-2.1"
     mode = policy.get("mode", "auto")
     if mode == "allowlist":
         return "POL-3.2" if not policy.get("allowedTools") else "POL-3.1"
@@ -90,25 +119,78 @@ def _why_not(policy: dict[str, Any], tool: dict[str, Any]) -> str:
     return "POL-5.3" if annotations["readOnlyHint"] is False else "POL-5.4"
 
 
-@clause("POL-1.1", "POL-2.1", "POL-2.2", "POL-3.1", "POL-3.2", "POL-4.1", "POL-5.1", "POL-5.2", "POL-5.3", "POL-5.4")
+def _pinned_why_not(policy: dict[str, Any], tool: dict[str, Any]) -> str:
+    """The sentence that keeps a pinned ``tool`` from being required under ``policy``."""
+    reason = _why_not(policy, tool)
+    if reason.startswith("POL-5."):
+        return "POL-7.3"
+    return {"POL-2.2": "POL-7.2", "POL-4.1": "POL-7.4"}.get(reason, "POL-7.1")
+
+
+def _ineligible_to_call(m: ServerModel, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A few tools of a server that its policy does not admit: the pinned ones, the first, the last."""
+    out = [t for t in tools if t["name"] not in m.eligible]
+    picked = [t for t in out if t["name"] in m.pinned_not_eligible][:2] + out[:1] + out[-1:]
+    return list({t["name"]: t for t in picked}.values())
+
+
+def _executed(opened: Opened, qualified: str) -> list[dict[str, Any]]:
+    sid, _, name = qualified.partition("__")
+    return [c for c in opened.calls if c.get("server") == sid and c.get("name") == name]
+
+
+@clause(
+    "POL-1.1",
+    "POL-1.2",
+    "POL-1.3",
+    "POL-2.1",
+    "POL-2.2",
+    "POL-2.3",
+    "POL-3.1",
+    "POL-3.2",
+    "POL-4.1",
+    "POL-5.1",
+    "POL-5.2",
+    "POL-5.3",
+    "POL-5.4",
+)
 @examples(15)
 @given(FLEETS, BASES)
-@with_examples(PINNED_AND_DENIED + READ_ONLY_MIXED + ALLOWLISTS)
+@with_examples(PINNED_AND_DENIED + DENIALS + READ_ONLY_MIXED + ALLOWLISTS)
 def test_only_eligible_tools_are_active(sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int) -> None:
-    opened = open_first_round(sut, fleets, fleet, base_count)
+    policies = fleet[1]
+    models = plan(fleet, base_count).servers
+    ineligible = {
+        f"{sid}__{t['name']}": t for sid, ts in tools_of(fleet[0]).items() for t in _ineligible_to_call(models[sid], ts)
+    }
+
+    async def call_them(r: Run, defs: list[dict[str, Any]]) -> dict[str, Any]:
+        return {q: await r.call(q, example_arguments(t)) for q, t in ineligible.items()}
+
+    opened = open_first_round(sut, fleets, fleet, base_count, then=call_them)
     defs = opened.definitions(("POL-1.1",))
     cat = catalog(opened.tools)
     for d in mcp_definitions(defs, opened.base):
         if d["name"] not in cat:
             continue  # DEF-1 judges names that are no tool of the catalog
         sid, tool = cat[d["name"]]
-        m = opened.model.servers[sid]
-        if tool["name"] not in m.eligible:
+        if tool["name"] not in models[sid].eligible:
             raise fail(
-                (_why_not(fleet[1].get(sid, {}), dict(tool)),),
-                f"{d['name']} is active although the policy of {sid} does not admit it",
-                expected=f"eligible tools of {sid}: {m.eligible}",
+                ("POL-1.1", "POL-1.2", _why_not(policies.get(sid, {}), dict(tool))),
+                f"{d['name']} is in the definitions although the policy of {sid} does not admit it",
+                expected=f"eligible tools of {sid}: {models[sid].eligible}",
                 observed={"tool": tool["name"], "annotations": tool.get("annotations")},
+                case=opened.case,
+            )
+    for qualified, result in opened.after.items():
+        sid, tool = cat[qualified]
+        executed = _executed(opened, qualified)
+        if executed or not result["isError"]:
+            raise fail(
+                ("POL-1.1", "POL-1.3", _why_not(policies.get(sid, {}), dict(tool))),
+                f"a call to {qualified}, which the policy of {sid} does not admit, was not refused",
+                expected="an error result, and no tools/call",
+                observed={"result": result, "tools/call": portable(executed)},
                 case=opened.case,
             )
 
@@ -116,14 +198,14 @@ def test_only_eligible_tools_are_active(sut: Sut, fleets: Fleets, fleet: FleetAn
 @clause("POL-4.4", "POL-5.6", "POL-6.2")
 @examples(10)
 @given(FLEETS, st.integers(0, 8))
-@with_examples(ALLOWLISTS)
+@with_examples([*ALLOWLISTS, (_s0({}, 20), 0)])
 def test_an_open_policy_restricts_nothing(sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int) -> None:
     """Every tool of a server in ``all`` mode is active (required), whatever ``allowedTools``
     lists and whatever the annotations say when writes are allowed."""
     spec, policies = fleet
     opened_policies = {
-        sid: {**p, "mode": "all", "sideEffects": "allow", "deniedTools": [], "maxActiveTools": 96}
-        for sid, p in policies.items()
+        s.id: {**policies.get(s.id, {}), "mode": "all", "sideEffects": "allow", "deniedTools": [], "maxActiveTools": 96}
+        for s in spec.servers
     }
     opened = open_first_round(sut, fleets, (spec, opened_policies), base_count)
     shown = set(names(opened.definitions(("POL-6.2",))))
@@ -132,18 +214,31 @@ def test_an_open_policy_restricts_nothing(sut: Sut, fleets: Fleets, fleet: Fleet
         if missing:
             listed = bool(policies.get(sid, {}).get("allowedTools"))
             raise fail(
-                ("POL-4.4" if listed else "POL-5.6",),
-                f"tools of {sid} are not active although its policy restricts nothing",
+                ("POL-6.2", "POL-4.4" if listed else "POL-5.6"),
+                f"tools of {sid} are not active (required, as in all mode) although its policy restricts nothing",
                 expected=m.eligible,
                 observed={"missing": missing, "policy": opened_policies[sid]},
                 case=opened.case,
             )
 
 
+# Required tools that only just fit the first-round capacity (96 - 80 base tools - the
+# discovery tool = 15) next to an auto server with more room than that: they come first.
+TIGHT: list[tuple[FleetAndPolicies, int]] = [
+    (
+        (
+            FleetSpec(servers=(ServerSpec(id="s0", tool_count=20), ServerSpec(id="s1", tool_count=10))),
+            {"s0": {}, "s1": {"mode": "allowlist", "allowedTools": _S0}},
+        ),
+        80,
+    )
+]
+
+
 @clause("POL-6.2", "POL-6.3", "POL-7.1", "POL-7.2", "POL-7.3", "POL-7.4", "BUD-4.1", "ERR-1.1", "ERR-2.1")
 @examples(15)
 @given(FLEETS, BASES)
-@with_examples(PINNED_AND_DENIED)
+@with_examples([*PINNED_AND_DENIED, *TIGHT, (_s0({"mode": "all"}, 20), 0)])
 def test_required_tools_are_all_active_or_the_run_is_a_selection_error(
     sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int
 ) -> None:
@@ -155,18 +250,183 @@ def test_required_tools_are_all_active_or_the_run_is_a_selection_error(
         return
     defs = opened.definitions(("POL-6.2",))
     shown = set(names(defs))
-    missing = [f"{m.id}__{n}" for m in opened.model.servers.values() for n in m.required if f"{m.id}__{n}" not in shown]
+    required = {f"{m.id}__{n}" for m in opened.model.servers.values() for n in m.required}
+    missing = sorted(required - shown)
     if missing:
-        raise fail(("POL-6.2",), "required tools are missing from the first round", observed=missing, case=opened.case)
+        ranked = sorted(set(names(mcp_definitions(defs, opened.base))) - required)
+        raise fail(
+            ("POL-6.3",) if ranked else ("POL-6.2",),
+            "required tools are missing from the first round"
+            + (", and ranked tools took their place" if ranked else ""),
+            expected=sorted(required),
+            observed={"missing": missing, "ranked tools active": ranked},
+            case=opened.case,
+        )
     for m in opened.model.servers.values():
         for name in m.pinned_not_eligible:
             if f"{m.id}__{name}" in shown:
+                tool = next(t for t in opened.tools[m.id] if t["name"] == name)
                 raise fail(
-                    ("POL-7.1",),
+                    ("POL-7.1", _pinned_why_not(fleet[1].get(m.id, {}), tool)),
                     f"{m.id}__{name} is pinned but not eligible, and it is active",
                     observed=name,
                     case=opened.case,
                 )
+
+
+# Which tools are required, where maxActiveTools tells: each case opens (the required tools
+# fit) only when the required tools are exactly the eligible pinned ones, and every eligible
+# tool outside auto mode. Each names the sentence a wrong set of required tools breaks.
+REQUIRED: dict[str, tuple[dict[str, Any], str]] = {
+    "allowlist-every-allowed-tool": ({"mode": "allowlist", "allowedTools": _READ, "pinnedTools": _READ[:1]}, "POL-6.1"),
+    "all-every-eligible-tool": ({"mode": "all", "deniedTools": _WRITE}, "POL-6.1"),
+    "auto-allowed-tools-are-not-required": ({"allowedTools": _READ + _WRITE, "maxActiveTools": 3}, "POL-6.1"),
+    "auto-pinned-tools-are-required": ({"pinnedTools": _WRITE[1:], "maxActiveTools": 3}, "POL-6.1"),
+    # One eligible pinned tool and two that are not, under maxActiveTools 2: the run opens
+    # only when the two are not required.
+    "pinned-and-denied": (
+        {"pinnedTools": ["get_issue", *_WRITE[:2]], "deniedTools": _WRITE[:2], "maxActiveTools": 2},
+        "POL-7.2",
+    ),
+    "pinned-without-read-only-hint": (
+        {"sideEffects": "readOnly", "pinnedTools": ["get_issue", *_WRITE[:2]], "maxActiveTools": 2},
+        "POL-7.3",
+    ),
+    "pinned-outside-auto-allowed-tools": (
+        {"allowedTools": _READ[:2], "pinnedTools": ["get_issue", *_WRITE[:2]], "maxActiveTools": 2},
+        "POL-7.4",
+    ),
+    "pinned-outside-the-allowlist": (
+        {
+            "mode": "allowlist",
+            "allowedTools": ["get_issue"],
+            "pinnedTools": ["get_issue", *_WRITE[:2]],
+            "maxActiveTools": 2,
+        },
+        "POL-7.1",
+    ),
+}
+
+
+@clause("POL-6.1", "POL-6.2", "POL-7.1", "POL-7.2", "POL-7.3", "POL-7.4", "POL-1.3")
+@pytest.mark.parametrize("name", sorted(REQUIRED))
+def test_required_tools_are_the_eligible_pinned_ones_and_every_eligible_one_outside_auto(
+    sut: Sut, fleets: Fleets, name: str
+) -> None:
+    policy, sentence = REQUIRED[name]
+    fleet = _s0(policy, 20)
+    m = plan(fleet, 0).servers["s0"]
+    outside = [_TOOLS[n] for n in m.pinned_not_eligible]
+
+    async def call_them(r: Run, defs: list[dict[str, Any]]) -> dict[str, Any]:
+        return {t["name"]: await r.call(f"s0__{t['name']}", example_arguments(t)) for t in outside}
+
+    opened = open_first_round(sut, fleets, fleet, 0, then=call_them)
+    shown = names(mcp_definitions(opened.definitions((sentence,)), []))
+    active = sorted(q.removeprefix("s0__") for q in shown)
+    missing = sorted(set(m.required) - set(active))
+    wrong = sorted(set(active) & set(m.pinned_not_eligible))
+    if missing or wrong or (m.mode != "auto" and active != sorted(m.required)):
+        raise fail(
+            (sentence, "POL-6.2") if missing else (sentence,),
+            "the first round does not hold exactly the required tools it must"
+            if m.mode != "auto"
+            else "a pinned tool that is eligible is missing, or one that is not is active",
+            expected={"required": sorted(m.required), "pinned but not eligible": m.pinned_not_eligible},
+            observed={"active": active},
+            case=opened.case,
+        )
+    for tool_name, result in opened.after.items():
+        executed = _executed(opened, f"s0__{tool_name}")
+        if executed or not result["isError"]:
+            raise fail(
+                ("POL-1.3", sentence),
+                f"s0__{tool_name} is pinned but not eligible, and a call to it was not refused",
+                expected="an error result, and no tools/call",
+                observed={"result": result, "tools/call": portable(executed)},
+                case=opened.case,
+            )
+
+
+# Discovery under a policy: each case asks for tools the policy does not admit, one call
+# each, naming the tool exactly (the strongest relevance any ranker can see).
+DISCOVERY_UNDER_POLICY: dict[str, tuple[dict[str, Any], list[str], str]] = {
+    "denied": ({"deniedTools": _WRITE}, _WRITE, "POL-1.4"),
+    "read-only": ({"sideEffects": "readOnly"}, _WRITE, "POL-1.4"),
+    "outside-allowed-tools": ({"allowedTools": _READ}, _WRITE, "POL-4.2"),
+}
+
+
+@clause("POL-1.3", "POL-1.4", "POL-4.2")
+@pytest.mark.parametrize("name", sorted(DISCOVERY_UNDER_POLICY))
+def test_discovery_never_activates_a_tool_the_policy_does_not_admit(sut: Sut, fleets: Fleets, name: str) -> None:
+    policy, wanted, sentence = DISCOVERY_UNDER_POLICY[name]
+    fleet = _s0(policy, 20)
+    m = plan(fleet, 0).servers["s0"]
+
+    async def ask_for_them(r: Run, defs: list[dict[str, Any]]) -> dict[str, Any]:
+        found = []
+        for tool in wanted:
+            result = await r.call(DISCOVERY, {"query": f"s0__{tool}", "server_ids": ["s0"], "limit": 12})
+            found += activated(result)
+        active = names(mcp_definitions(await r.definitions(), []))
+        calls = {t: await r.call(f"s0__{t}", example_arguments(_TOOLS[t])) for t in wanted}
+        return {"activated": found, "active": active, "calls": calls}
+
+    opened = open_first_round(sut, fleets, fleet, 0, then=ask_for_them)
+    opened.definitions((sentence,))
+    seen = sorted({q.removeprefix("s0__") for q in opened.after["activated"] + opened.after["active"]})
+    admitted = [n for n in seen if n not in m.eligible]
+    if admitted:
+        raise fail(
+            (sentence,),
+            "discovery activated tools the policy does not admit, asked for by their names",
+            expected={"eligible": m.eligible},
+            observed={"not eligible, yet activated": admitted},
+            case=opened.case,
+        )
+    for tool_name, result in opened.after["calls"].items():
+        executed = _executed(opened, f"s0__{tool_name}")
+        if executed or not result["isError"]:
+            raise fail(
+                ("POL-1.3",),
+                f"s0__{tool_name}, which the policy does not admit, executed after discovery asked for it",
+                expected="an error result, and no tools/call",
+                observed={"result": result, "tools/call": portable(executed)},
+                case=opened.case,
+            )
+
+
+@clause("POL-4.3")
+@pytest.mark.parametrize(
+    "policy",
+    [{"allowedTools": []}, {"mode": "auto", "allowedTools": [], "pinnedTools": []}],
+    ids=["allowed-tools-only", "auto-and-empty-lists"],
+)
+def test_an_empty_allowed_tools_restricts_nothing_in_auto_mode(
+    sut: Sut, fleets: Fleets, policy: dict[str, Any]
+) -> None:
+    fleet = _s0(policy, 20)
+    model = plan(fleet, 0)
+
+    async def discover_one(r: Run, defs: list[dict[str, Any]]) -> dict[str, Any]:
+        left_out = sorted(set(_NAMES) - {q.removeprefix("s0__") for q in names(mcp_definitions(defs, []))})
+        if not left_out:
+            return {}
+        # Few enough candidates that naming one activates it (DSC-5.8).
+        await r.call(DISCOVERY, {"query": f"s0__{left_out[0]}", "server_ids": ["s0"], "limit": 12})
+        return {left_out[0]: f"s0__{left_out[0]}" in names(await r.definitions())}
+
+    opened = open_first_round(sut, fleets, fleet, 0, then=discover_one)
+    first = names(mcp_definitions(opened.definitions(("POL-4.3",)), []))
+    if len(first) != model.mcp_count or not all(opened.after.values()):
+        raise fail(
+            ("POL-4.3",),
+            "an auto server with an empty allowedTools did not get every tool as a candidate",
+            expected={"first round": f"{model.mcp_count} tools (min(12, maxActiveTools))", "discovery": "activated"},
+            observed={"first round": first, "discovery": opened.after},
+            case=opened.case,
+        )
 
 
 @clause("POL-5.1", "POL-5.2", "POL-5.3", "POL-5.4", "POL-5.5", "POL-1.3")
@@ -181,6 +441,12 @@ def test_read_only_needs_the_json_boolean_true(sut: Sut, fleets: Fleets) -> None
         ToolSpec(
             name="list_false", description="List things.", input_schema=schema, annotations={"readOnlyHint": False}
         ),
+        ToolSpec(
+            name="archive_harmless",
+            description="Archive things; nothing is lost.",
+            input_schema=schema,
+            annotations={"readOnlyHint": False, "destructiveHint": False},
+        ),
         ToolSpec(name="list_none", description="Read-only. List things.", input_schema=schema, annotations=None),
         ToolSpec(name="get_empty", description="Get things.", input_schema=schema, annotations={}),
         ToolSpec(
@@ -192,6 +458,7 @@ def test_read_only_needs_the_json_boolean_true(sut: Sut, fleets: Fleets) -> None
         "list_string": "POL-5.4",
         "list_number": "POL-5.4",
         "list_false": "POL-5.3",
+        "archive_harmless": "POL-5.3",
         "list_none": "POL-5.5",
         "get_empty": "POL-5.2",
     }
@@ -219,7 +486,7 @@ def test_read_only_needs_the_json_boolean_true(sut: Sut, fleets: Fleets) -> None
                 wrong = sorted(active - eligible)
                 if wrong:
                     raise fail(
-                        (reasons.get(wrong[0], "POL-5.1"),),
+                        ("POL-5.1", *sorted({reasons.get(w, "POL-5.1") for w in wrong})),
                         f"under readOnly, {wrong[0]} is active although its readOnlyHint is not the JSON value true",
                         expected=sorted(eligible),
                         observed=sorted(active),
@@ -236,27 +503,42 @@ def test_read_only_needs_the_json_boolean_true(sut: Sut, fleets: Fleets) -> None
                     )
 
 
-_SERVER = ServerSpec(id="s0", tool_count=20)
-_NAMES = [t["name"] for t in generate_tools(_SERVER)]
-
-# What is eligible when the policy names a tool the server does not offer: None when the
-# run must look exactly like the same run without the unknown name.
-UNKNOWN_NAMES: dict[str, tuple[dict[str, Any], dict[str, Any], set[str] | None]] = {
-    "pinned-unknown": ({"pinnedTools": ["no_such_tool"]}, {}, None),
-    "pinned-other-case": ({"pinnedTools": [_NAMES[0].upper()]}, {}, None),
-    "pinned-qualified": ({"pinnedTools": [f"s0__{_NAMES[0]}"]}, {}, None),
+# What is eligible when the policy names a tool the server does not offer (or names one in
+# another case, or by its qualified name): the policy without the name, whose run the one
+# with it must look exactly like; or, where dropping the name changes the policy's meaning,
+# the tools that may be active. And the sentence a run that gets it wrong breaks. Pinned
+# names go with maxActiveTools 0, where a tool they brought in would be plain to see.
+UNKNOWN_NAMES: dict[str, tuple[dict[str, Any], dict[str, Any] | None, set[str] | None, str]] = {
+    "pinned-unknown": ({"pinnedTools": ["no_such_tool"], "maxActiveTools": 0}, {"maxActiveTools": 0}, None, "POL-8.1"),
+    "pinned-other-case": (
+        {"pinnedTools": [_NAMES[-1].upper()], "maxActiveTools": 0},
+        {"maxActiveTools": 0},
+        None,
+        "POL-8.1",
+    ),
+    "pinned-qualified": (
+        {"pinnedTools": [f"s0__{_NAMES[-1]}"], "maxActiveTools": 0},
+        {"maxActiveTools": 0},
+        None,
+        "POL-9.5",
+    ),
     "allowlist-with-unknown": (
         {"mode": "allowlist", "allowedTools": [_NAMES[1], "no_such_tool"]},
         {"mode": "allowlist", "allowedTools": [_NAMES[1]]},
         {_NAMES[1]},
+        "POL-8.1",
     ),
-    "auto-allowed-unknown-only": ({"allowedTools": ["no_such_tool"]}, {}, set()),
+    "allowlist-other-case": ({"mode": "allowlist", "allowedTools": [_NAMES[1].upper()]}, None, set(), "POL-8.1"),
+    "allowlist-qualified": ({"mode": "allowlist", "allowedTools": [f"s0__{_NAMES[1]}"]}, None, set(), "POL-9.5"),
+    "auto-allowed-unknown-only": ({"allowedTools": ["no_such_tool"]}, None, set(), "POL-8.1"),
     "auto-allowed-with-unknown": (
         {"allowedTools": [_NAMES[2], "no_such_tool"]},
         {"allowedTools": [_NAMES[2]]},
         {_NAMES[2]},
+        "POL-8.1",
     ),
-    "all-pinned-unknown": ({"mode": "all", "pinnedTools": ["no_such_tool"]}, {"mode": "all"}, None),
+    "all-pinned-unknown": ({"mode": "all", "pinnedTools": ["no_such_tool"]}, {"mode": "all"}, None, "POL-8.1"),
+    "all-denied-qualified": ({"mode": "all", "deniedTools": [f"s0__{_NAMES[0]}"]}, {"mode": "all"}, None, "POL-9.5"),
 }
 
 
@@ -275,7 +557,7 @@ async def _observe(sut: Sut, servers: list[dict[str, Any]]) -> list[dict[str, An
 @clause("POL-8.1", "POL-8.2", "POL-9.5")
 @pytest.mark.parametrize("name", sorted(UNKNOWN_NAMES))
 def test_a_name_the_server_does_not_offer_brings_no_other_tool(sut: Sut, fleets: Fleets, name: str) -> None:
-    policy, without, eligible = UNKNOWN_NAMES[name]
+    policy, without, eligible, sentence = UNKNOWN_NAMES[name]
     spec = FleetSpec(servers=(_SERVER,))
     with fleets.serve(spec, {"s0": policy}) as served:
         case = served.describe()
@@ -284,30 +566,38 @@ def test_a_name_the_server_does_not_offer_brings_no_other_tool(sut: Sut, fleets:
             if got.kind == "config_error":
                 return  # ID-3: an error is one of the two allowed answers
             raise fail(
-                ("POL-8.2",),
-                "a policy name the server does not offer failed the run with an unexpected kind",
-                expected="config_error, or a run without the name",
+                (sentence, "POL-8.2"),
+                f"a policy naming {policy} failed the run with {got.kind}",
+                expected="config_error, or a run exactly like one without the name",
                 observed=str(got),
                 case=case,
             )
-        baseline = run(_observe(sut, served.with_policies({"s0": without})))
+        baseline = run(_observe(sut, served.with_policies({"s0": without}))) if without is not None else None
     active = names(mcp_definitions(got, []))
+    phantoms = sorted(set(active) - set(catalog(served.tools)))
+    if phantoms:
+        raise fail(
+            ("POL-8.2",),
+            "a run that opened despite a policy name the server does not offer exposes tools it does not offer",
+            observed=phantoms,
+            case=case,
+        )
     if eligible is not None:
         outside = sorted(set(active) - {f"s0__{n}" for n in eligible})
         if outside:
             raise fail(
-                ("POL-8.1",),
+                (sentence,),
                 "a policy name the server does not offer brought other tools in its place",
                 expected=sorted(f"s0__{n}" for n in eligible),
                 observed=active,
                 case=case,
             )
         return
-    if isinstance(baseline, OutcomeError) or names(got) != names(baseline):
+    if isinstance(baseline, OutcomeError) or baseline is None or names(got) != names(baseline):
         raise fail(
-            ("POL-9.5" if "qualified" in name or "case" in name else "POL-8.1",),
+            (sentence,),
             "a policy name the server does not offer changed which tools are active",
-            expected=names(baseline) if not isinstance(baseline, OutcomeError) else str(baseline),
+            expected=names(baseline) if isinstance(baseline, list) else str(baseline),
             observed=names(got),
             case=case | {"same run without the name": without},
         )
@@ -321,26 +611,33 @@ DEFAULTS: dict[str, Any] = {
     "maxActiveTools": DEFAULT_MAX_ACTIVE,
     "sideEffects": "allow",
 }
-# Each field written out with its default, and the sentence that says what omitting it means.
-EXPLICIT_DEFAULTS: dict[str, tuple[dict[str, Any], str]] = {
-    "every-field": (DEFAULTS, "POL-9.1"),
-    "mode-only": ({"mode": "auto"}, "POL-9.1"),
-    "lists-only": ({k: DEFAULTS[k] for k in ("allowedTools", "deniedTools", "pinnedTools")}, "POL-9.2"),
-    "max-active-only": ({"maxActiveTools": DEFAULT_MAX_ACTIVE}, "POL-9.3"),
-    "side-effects-only": ({"sideEffects": "allow"}, "POL-9.4"),
+_EMPTY_LISTS = {k: DEFAULTS[k] for k in ("allowedTools", "deniedTools", "pinnedTools")}
+# A policy with fields left out, the same policy with them written out as their defaults,
+# and the sentence that says what leaving them out means.
+EXPLICIT_DEFAULTS: dict[str, tuple[dict[str, Any], dict[str, Any], str]] = {
+    "mode": ({}, {"mode": "auto"}, "POL-9.1"),
+    "lists": ({}, _EMPTY_LISTS, "POL-9.2"),
+    "allowlist-lists": ({"mode": "allowlist"}, {"mode": "allowlist", **_EMPTY_LISTS}, "POL-9.2"),
+    "max-active": ({}, {"maxActiveTools": DEFAULT_MAX_ACTIVE}, "POL-9.3"),
+    "side-effects": ({}, {"sideEffects": "allow"}, "POL-9.4"),
 }
 
 
-async def _up_to_max_active(sut: Sut, servers: list[dict[str, Any]]) -> list[list[str]]:
+async def _up_to_max_active(sut: Sut, servers: list[dict[str, Any]]) -> list[list[str]] | str:
     """Definition names at open and after each discovery call naming a server, until the
-    servers reach their maxActiveTools."""
+    servers reach their maxActiveTools; or the kind of refusal."""
     seen = []
-    async with sut.open(open_params(servers, base_tools(0))) as r:
-        seen.append(names(await r.definitions()))
-        for _ in range(3):
-            for server in servers:
-                await r.call(DISCOVERY, {"query": server["id"], "server_ids": [server["id"]], "limit": 12})
-                seen.append(names(await r.definitions()))
+    try:
+        async with sut.open(open_params(servers, base_tools(0))) as r:
+            seen.append(names(await r.definitions()))
+            if DISCOVERY not in seen[0]:
+                return seen
+            for _ in range(3):
+                for server in servers:
+                    await r.call(DISCOVERY, {"query": server["id"], "server_ids": [server["id"]], "limit": 12})
+                    seen.append(names(await r.definitions()))
+    except OutcomeError as exc:
+        return exc.kind
     return seen
 
 
@@ -348,17 +645,23 @@ async def _up_to_max_active(sut: Sut, servers: list[dict[str, Any]]) -> list[lis
 @pytest.mark.parametrize("name", sorted(EXPLICIT_DEFAULTS))
 def test_omitted_policy_fields_behave_as_their_defaults(sut: Sut, fleets: Fleets, name: str) -> None:
     spec = FleetSpec(servers=(ServerSpec(id="s0", tool_count=40), ServerSpec(id="s1", tool_count=30)), seed=5)
-    explicit, sentence = EXPLICIT_DEFAULTS[name]
-    with fleets.serve(spec) as served:
+    omitted, explicit, sentence = EXPLICIT_DEFAULTS[name]
+    with fleets.serve(spec, {s.id: omitted for s in spec.servers}) as served:
         case = served.describe() | {"explicit policy": explicit}
-        omitted = run(_up_to_max_active(sut, served.servers))
+        left_out = run(_up_to_max_active(sut, served.servers))
         given_ = run(_up_to_max_active(sut, served.with_policies({s.id: explicit for s in spec.servers})))
-    if omitted != given_:
-        step = next(i for i, (a, b) in enumerate(zip(omitted, given_, strict=False)) if a != b)
+    if left_out != given_:
+        if isinstance(left_out, str) or isinstance(given_, str):
+            expected: Any = left_out
+            observed: Any = given_
+        else:
+            step = next(i for i, (a, b) in enumerate(zip(left_out, given_, strict=False)) if a != b)
+            expected = {"step": step, "definitions": left_out[step]}
+            observed = {"step": step, "definitions": given_[step]}
         raise fail(
             (sentence,),
-            "an empty policy and the same policy with its defaults written out gave different definitions",
-            expected={"step": step, "definitions": omitted[step]},
-            observed={"step": step, "definitions": given_[step]},
+            "a policy with fields left out and the same policy with their defaults written out gave different runs",
+            expected=expected,
+            observed=observed,
             case=case,
         )

@@ -11,11 +11,8 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
-from pydantic import ValidationError
-
 from reference_impl import _budgets, _catalog, _config, _connections, _policy, _ranking, _selection, _toolset
-from reference_impl._catalog import Catalog, CatalogEntry
-from reference_impl._config import ToolPolicy
+from reference_impl._catalog import Catalog
 from reference_impl._toolset import AdaptiveToolset
 from reference_impl.driver import _session
 from tests.conformance.defects._registry import defect
@@ -65,55 +62,6 @@ def no_final_check() -> None:
         return [dict(tool) for tool in definitions] + [dict(tool) for tool in extra_tools]
 
     _swap(_session, "assemble_request", assemble_request)
-
-
-# Policy ----------------------------------------------------------------------------------
-
-
-def _patch_read_only(read_only: Any) -> None:
-    original = _policy.exclusion_reason
-
-    def exclusion_reason(entry: CatalogEntry, policy: ToolPolicy) -> str | None:
-        if policy.side_effects == "readOnly" and read_only(entry.annotations):
-            # Judge the rest of the policy as if the tool were read-only.
-            return original(entry, _allow_side_effects(policy))
-        return original(entry, policy)
-
-    _policy.exclusion_reason = exclusion_reason
-
-
-def _allow_side_effects(policy: ToolPolicy) -> ToolPolicy:
-    from dataclasses import replace
-
-    return replace(policy, side_effects="allow")
-
-
-@defect("POL-5.2", "readOnly admits tools that have no annotations")
-def missing_annotation_is_read_only() -> None:
-    """A tool without annotations counts as read-only (fails open)."""
-    _patch_read_only(lambda annotations: annotations is None or annotations.get("readOnlyHint") is True)
-
-
-@defect("POL-5.4", 'readOnly trusts any truthy readOnlyHint ("true", 1)')
-def string_true_is_true() -> None:
-    """``readOnlyHint`` judged by truthiness: ``"true"`` and ``1`` pass."""
-    _patch_read_only(lambda annotations: annotations is not None and bool(annotations.get("readOnlyHint")))
-
-
-@defect("POL-2.2", "a pinned tool is eligible even when denied")
-def pinned_beats_deny() -> None:
-    """A pinned tool escapes ``deniedTools``."""
-    original = _policy.exclusion_reason
-
-    def exclusion_reason(entry: CatalogEntry, policy: ToolPolicy) -> str | None:
-        if entry.name in policy.denied_tools and entry.name in policy.pinned_tools:
-            from dataclasses import replace
-
-            denied = tuple(name for name in policy.denied_tools if name != entry.name)
-            return original(entry, replace(policy, denied_tools=denied))
-        return original(entry, policy)
-
-    _policy.exclusion_reason = exclusion_reason
 
 
 # Execution gate --------------------------------------------------------------------------
@@ -177,27 +125,6 @@ def gate_calls_before_refusing() -> None:
         return await original(self, name, arguments)
 
     _swap(AdaptiveToolset, "call", call)
-
-
-# Definitions -----------------------------------------------------------------------------
-
-
-@defect("DEF-2.2", "definitions are fixed at open; discovered tools never appear")
-def definitions_frozen() -> None:
-    """Definitions are copied when the run opens; discovered tools never appear in them."""
-    original_init = AdaptiveToolset.__init__
-    original_definitions = AdaptiveToolset.definitions
-    frozen: dict[int, list[dict[str, Any]]] = {}
-
-    def __init__(self: AdaptiveToolset, *args: Any, **kwargs: Any) -> None:
-        original_init(self, *args, **kwargs)
-        frozen[id(self)] = original_definitions(self)
-
-    def definitions(self: AdaptiveToolset) -> list[dict[str, Any]]:
-        return [dict(tool) for tool in frozen[id(self)]]
-
-    _swap(AdaptiveToolset, "__init__", __init__)
-    _swap(AdaptiveToolset, "definitions", definitions)
 
 
 # Cleanup ---------------------------------------------------------------------------------
@@ -294,24 +221,6 @@ def ties_by_listing_order() -> None:
     _swap(_toolset, "ToolDoc", tool_doc)
 
 
-# Catalog ---------------------------------------------------------------------------------
-
-
-@defect("CAT-2.1", "only the first tools/list page is read")
-def pagination_ignored() -> None:
-    """Only the first ``tools/list`` page is read."""
-
-    async def _list_all(self: _connections.Connection, client: Any) -> list[Any]:
-        self._raw_pages.clear()
-        try:
-            page = await client.list_tools(cursor=None, cache_mode="refresh")
-        except ValidationError as error:
-            raise self._malformed(error) from None
-        return self._raw_tools(page)
-
-    _swap(_connections.Connection, "_list_all", _list_all)
-
-
 # Selection -------------------------------------------------------------------------------
 
 
@@ -339,44 +248,3 @@ def discovery_ignores_max_active() -> None:
             self._policies = policies
 
     _swap(AdaptiveToolset, "search", search)
-
-
-# Isolation -------------------------------------------------------------------------------
-
-# Open runs by fleet: the servers and the catalog they listed.
-_OPEN_BY_FLEET: dict[tuple[Any, ...], list[AdaptiveToolset]] = {}
-
-
-def _fleet_key(toolset: AdaptiveToolset) -> tuple[Any, ...]:
-    servers = tuple((server.id, repr(server.target)) for server in toolset.servers)
-    return servers, tuple(entry.qualified_name for entry in toolset.catalog.entries)
-
-
-@defect("ISO-1.1", "concurrent runs over one fleet share one active set")
-def shared_active_set() -> None:
-    """Runs open at the same time over the same fleet share one active set."""
-    original = _toolset.open_toolset
-
-    @asynccontextmanager
-    async def open_toolset(*args: Any, **kwargs: Any) -> AsyncIterator[AdaptiveToolset]:
-        async with original(*args, **kwargs) as toolset:
-            key = _fleet_key(toolset)
-            group = _OPEN_BY_FLEET.setdefault(key, [])
-            if group:
-                shared = group[0]
-                for i in toolset._active:
-                    if i not in shared._active_set:
-                        shared._activate(i)
-                toolset._active = shared._active
-                toolset._active_set = shared._active_set
-                toolset._per_server = shared._per_server
-                toolset._active_by_name = shared._active_by_name
-            group.append(toolset)
-            try:
-                yield toolset
-            finally:
-                group.remove(toolset)
-                if not group:
-                    del _OPEN_BY_FLEET[key]
-
-    _swap(_session, "open_toolset", open_toolset)

@@ -1,4 +1,4 @@
-"""Defects of the driver protocol (PRO-*) and of base-tool names (DEF-5), one function each.
+"""Defects of the driver protocol (PRO-*), one function each.
 
 They patch the reference's stdio driver (``reference_impl.driver.__main__``) where it
 frames, parses and dispatches lines, so that the toolset behind it stays conformant and
@@ -13,7 +13,6 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from reference_impl import _toolset
 from reference_impl.driver import __main__ as stdio
 from reference_impl.driver import _session
 from tests.conformance.defects._registry import defect
@@ -134,9 +133,3 @@ def content_without_type() -> None:
         return {**result, "content": blocks}
 
     stdio.Server._call = _call  # type: ignore[method-assign]
-
-
-@defect("DEF-5.1", "a base tool named like an MCP tool of the run is accepted")
-def base_tools_shadow_mcp_tools() -> None:
-    """A base tool named like an MCP tool of the run is accepted."""
-    _toolset._check_base_collisions = lambda base_tools, catalog: None

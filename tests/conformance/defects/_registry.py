@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from conformance._clauses import SENTENCES, clause_id_of
 
-__all__ = ["REGISTRY", "Defect", "defect"]
+__all__ = ["REGISTRY", "VARIANT_REGISTRY", "Defect", "Variant", "defect", "variant"]
 
 _F = TypeVar("_F", bound=Callable[[], None])
 
@@ -53,6 +53,45 @@ def defect(sentence: str, summary: str, *, twin: str | None = None) -> Callable[
         if name in REGISTRY:
             raise ValueError(f"defect {name!r} is registered twice")
         REGISTRY[name] = Defect(name, sentence, summary, patch, twin)
+        return patch
+
+    return register
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """A correct implementation that makes another allowed choice: an implementation-defined
+    point (``ID-3``) or a permission (a MAY sentence). The suite must pass it on ``clauses``."""
+
+    name: str
+    choice: str
+    summary: str
+    clauses: tuple[str, ...]
+    patch: Callable[[], None]
+
+
+#: Every registered variant by name.
+VARIANT_REGISTRY: dict[str, Variant] = {}
+
+
+def variant(choice: str, summary: str, *, clauses: tuple[str, ...]) -> Callable[[_F], _F]:
+    """Register the decorated patch as a variant that makes ``choice`` otherwise than the
+    reference, and must still pass the tests citing ``clauses``.
+
+    Raises:
+        ValueError: an unknown clause, or a name registered twice (as a defect or a variant).
+    """
+    from conformance._clauses import CLAUSES
+
+    unknown = [c for c in clauses if c not in CLAUSES]
+    if unknown or not clauses:
+        raise ValueError(f"variant for {choice!r}: clauses {unknown or clauses} are not clauses of SPEC.md")
+
+    def register(patch: _F) -> _F:
+        name = patch.__name__
+        if name in VARIANT_REGISTRY or name in REGISTRY:
+            raise ValueError(f"variant {name!r} is registered twice")
+        VARIANT_REGISTRY[name] = Variant(name, choice, summary, clauses, patch)
         return patch
 
     return register
