@@ -23,7 +23,7 @@ SECTIONS: dict[str, str] = {
     "ranker-cost": "Ranker cost",
     "fleet": "Fleet throughput",
     "serve-scale": "Fleet scale",
-    "suite-cost": "Suite cost",
+    "suite-cost": "Certification cost",
 }
 
 

@@ -55,7 +55,7 @@ FULL = Plan(
     http_servers=100, stdio_servers=20, repeats=3, clients=8, max_calls=1500, max_seconds=2.0, list_concurrency=20
 )
 CALLED_TOOLS = 10
-SMOKE = Plan(http_servers=3, stdio_servers=2, repeats=1, clients=2, max_calls=20, max_seconds=2.0, list_concurrency=3)
+SMOKE = Plan(http_servers=3, stdio_servers=2, repeats=1, clients=2, max_calls=20, max_seconds=0.25, list_concurrency=3)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -204,7 +204,7 @@ def _failures(
         for finding in record["findings"]:
             entry = _failure(run, record, finding, clauses)
             if cover:
-                entry["expected_failure"] = [e.as_dict() for e in cover if e.clause in finding["clauses"]]
+                entry["expected_failure"] = [e.as_dict() for e in cover if e.clause in entry["clauses"]]
             if finding["protocol"]:
                 same = protocol.get(finding["message"])
                 if same is not None:

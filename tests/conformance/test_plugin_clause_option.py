@@ -101,7 +101,7 @@ def test_an_unknown_clause_id_is_a_usage_error(project: pytest.Pytester) -> None
     result = project.runpytest("--sut", "fake_sut:lexical", "--clause", "BUD-99", "test_citing.py")
 
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["ERROR: mcp-conformance: --clause BUD-99: not a clause of SPEC.md*"])
+    result.stderr.fnmatch_lines(["ERROR: mcp-conformance: --clause BUD-99: not a clause or sentence of SPEC.md*"])
 
 
 def test_the_option_is_listed_in_the_plugins_group(project: pytest.Pytester) -> None:
