@@ -241,6 +241,12 @@ WORKBENCH_CASES = (
         ("errors", ("RNK-7", "RNK-2"), "summary in the prompt is no read signal"),
         ("show the label", ("RNK-6", "RNK-2"), "the read bonus against prompt hits"),
     ),
+    # Counting once, where counting twice would change the order.
+    *_cases(
+        NO_PROMPT,
+        ("service service archive", ("RNK-2", "RNK-8"), "a word said twice ties a word said once: the name decides"),
+        ("pr 合并请求: open issues in repository", ("RNK-5", "RNK-8"), "two aliases of one target tie two word hits"),
+    ),
 )
 
 # Tool names outside the provider rule `^[A-Za-z0-9_-]{1,64}$`: how an implementation exposes
