@@ -140,6 +140,7 @@ DEFECTIVE: dict[str, Defective] = {
     "recent_is_no_read_signal": Defective(
         "RNK-6", SPEC_RULES.changed(read_signals=tuple(s for s in READ_SIGNALS if s != "recent"))
     ),
+    "view_is_no_read_verb": Defective("RNK-6", SPEC_RULES.changed(read_verbs=SPEC_RULES.read_verbs - {"view"})),
     "write_word_cancels_read_word": Defective("RNK-6", SPEC_RULES.changed(write_cancels_read=True)),
     "write_penalty_without_read_signal": Defective("RNK-6", SPEC_RULES.changed(penalty_without_signal=True)),
     "read_intent_hides_write_tools": Defective("RNK-6", SPEC_RULES.changed(read_intent_hides_writes=True)),

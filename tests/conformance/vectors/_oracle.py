@@ -104,6 +104,8 @@ class Rules:
     # RNK-6: the read signals; a name with a write word losing its read bonus; the write
     # penalty without a read signal; read intent dropping write-shaped tools from the orders.
     read_signals: tuple[str, ...] = READ_SIGNALS
+    read_verbs: frozenset[str] = READ_VERBS
+    write_verbs: frozenset[str] = WRITE_VERBS
     write_cancels_read: bool = False
     penalty_without_signal: bool = False
     read_intent_hides_writes: bool = False
@@ -158,7 +160,7 @@ def _names(server_id: str, text: str, rules: Rules) -> bool:
 
 
 def _intent(name_words: set[str], read_intent: bool, rules: Rules) -> int:
-    read, write = bool(name_words & READ_VERBS), bool(name_words & WRITE_VERBS)
+    read, write = bool(name_words & rules.read_verbs), bool(name_words & rules.write_verbs)
     if rules.write_cancels_read and write:
         read = False
     bonus = rules.read_bonus * read if read_intent else 0
@@ -227,7 +229,7 @@ class Ranking:
 def rank(tools: Sequence[VectorTool], message: str, prompt: str, rules: Rules = SPEC_RULES) -> Ranking:
     """SEL-5 / RNK-8: score descending, then qualified name; DSC-10: the relevant ones, in that order."""
     if rules.read_intent_hides_writes and read_intent(message, prompt, rules):
-        tools = [tool for tool in tools if not set(rules.words(tool.name)) & WRITE_VERBS]
+        tools = [tool for tool in tools if not set(rules.words(tool.name)) & rules.write_verbs]
     scores = {tool.qualified: score(tool, message, prompt, rules) for tool in tools}
     order = sorted(scores, key=lambda name: (-scores[name].score, rules.tie_key(name)))
     return Ranking(scores, order, [name for name in order if scores[name].relevant])
