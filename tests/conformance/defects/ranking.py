@@ -101,10 +101,24 @@ def read_signal_from_the_prompt() -> None:
     _edit_queries(edit)
 
 
+def _name_servers_by(names_server: Callable[[str, str], bool]) -> None:
+    """Find the servers a text names with ``names_server(server id, casefolded text)``.
+
+    The index looks for an id only where its first word is a word of the query, which
+    holds for the specification's rule alone; a wrong rule is tried on every id.
+    """
+
+    def _named_servers(self: LexicalIndex, text: str, _query_words: frozenset[str]) -> frozenset[str]:
+        return frozenset(s for s in self._by_server if names_server(s, text))
+
+    _swap(_ranking, "names_server", names_server)
+    _swap(LexicalIndex, "_named_servers", _named_servers)
+
+
 @defect("RNK-3.3", "a server id is named inside a word too (s1 in xs1)", twin="server_id_anywhere")
 def server_id_anywhere() -> None:
     """A server id names its server wherever it occurs, inside a word included."""
-    _swap(_ranking, "names_server", lambda server_id, text: server_id.casefold() in text)
+    _name_servers_by(lambda server_id, text: server_id.casefold() in text)
 
 
 # Words (RNK-1) -----------------------------------------------------------------------------
@@ -210,6 +224,11 @@ def read_bonus_9() -> None:
     _swap(_ranking, "READ_BONUS", 9)
 
 
+@defect("RNK-6.2", "view is not a read verb of names", twin="view_is_no_read_verb")
+def view_is_no_read_verb() -> None:
+    _swap(_ranking, "READ_VERBS", _ranking.READ_VERBS - {"view"})
+
+
 @defect("RNK-6.4", "a name with read and write words loses 32 without gaining 8", twin="write_word_cancels_read_word")
 def write_word_cancels_read_word() -> None:
     """Under read intent ``get_or_create_label`` only loses 32: its write word cancels its read word."""
@@ -271,15 +290,9 @@ def server_ids_matched_like_triggers() -> None:
     """Server ids are matched like aliases (RNK-7.2, RNK-7.3): an id of ASCII letters as a
     whole word, any other id anywhere, so ``logs-eu`` is named in ``logs-eu2`` and ``s1`` in ``xs1``."""
 
-    def names_server(server_id: str, text: str) -> bool:
-        folded = server_id.casefold()
-        return _ranking.fires(folded, text, frozenset(_ranking.words(text)))
-
-    def _named_servers(self: LexicalIndex, text: str, _query_words: frozenset[str]) -> frozenset[str]:
-        return frozenset(s for s in self._by_server if names_server(s, text))
-
-    _swap(_ranking, "names_server", names_server)
-    _swap(LexicalIndex, "_named_servers", _named_servers)
+    _name_servers_by(
+        lambda server_id, text: _ranking.fires(server_id.casefold(), text, frozenset(_ranking.words(text)))
+    )
 
 
 # Discovery's ranking (DSC-10.1) ------------------------------------------------------------
