@@ -80,6 +80,11 @@ CASES = [
         ["s__b_project"],
     ),
     ("RNK-8.1", {"b": [tool("thing")], "a": [tool("thing")]}, "thing", ["a__thing"]),
+    # A digit, `-` or `_` in a server id changes nothing: a letter or digit beside it still
+    # keeps the id from naming its server.
+    ("RNK-7.4", {"s1": [tool("thing")], "s2": [tool("thing")]}, "thing xs2", ["s1__thing"]),
+    ("RNK-7.4", {"a": [tool("thing")], "my_db-2": [tool("thing")]}, "thing my_db-2b", ["a__thing"]),
+    ("RNK-7.4", {"z": [tool("thing")], "my_db-2": [tool("thing")]}, "thing (my_db-2)", ["my_db-2__thing"]),
 ]
 
 
@@ -139,30 +144,50 @@ def catalogs(fleets: Fleets) -> Iterator[Catalogs]:
         yield {group_id: {s["id"]: s for s in fleet.servers} for group_id, fleet in served.items()}
 
 
-# The clauses behind each component of a score (lexical.json's field names).
+# The clauses behind each component of a score (lexical.json's field names). Server ids are
+# triggers too (RNK-7.1, RNK-7.4).
 _COMPONENT_CLAUSES = {
     "messageHits": ("RNK-1", "RNK-2"),
     "promptHits": ("RNK-1", "RNK-2"),
-    "serverInMessage": ("RNK-3",),
-    "serverInPrompt": ("RNK-3",),
+    "serverInMessage": ("RNK-3", "RNK-7"),
+    "serverInPrompt": ("RNK-3", "RNK-7"),
     "readOnly": ("RNK-4",),
     "aliases": ("RNK-5", "RNK-7"),
     "intent": ("RNK-6", "RNK-7"),
 }
 
 
+def _shape(group: VectorGroup, name: str) -> int:
+    """What read intent does to a tool (RNK-6: 8, -32, -24 or 0), read off a case of the
+    group where it applies; 0 when no case has read intent."""
+    for case in group.cases:
+        if name in case.scores and any(score.get("intent") for score in case.scores.values()):
+            return int(case.scores[name].get("intent", 0))
+    return 0
+
+
 def _clauses(
     kind: str, group: VectorGroup, case: VectorCase, expected: str | None, observed: str | None
 ) -> tuple[str, ...]:
-    """What a finding names: the part that differed, the clauses the case is about, the
-    clauses of the components that set the expected tool and the observed one apart, RNK-8
-    when they score the same, and RNK-4 when either has a readOnlyHint that is not true."""
+    """What a finding names: the part that differed, the clauses the case is about, and what
+    sets the expected tool and the observed one apart.
+
+    That is the clauses of the components where their scores differ (where discovery stopped
+    early or went on too long, the nonzero components of the one tool there is); RNK-8 when
+    they score the same;
+    RNK-6 when their names differ in read or write words, which only read intent may weigh
+    (RNK-6.5); and RNK-4 when either has a readOnlyHint that is not a boolean.
+    """
     found = [kind, *case.clauses]
-    if expected is not None and observed is not None and observed in case.scores:
-        a, b = case.scores[expected], case.scores[observed]
+    known = [name is None or name in case.scores for name in (expected, observed)]
+    if all(known) and (expected, observed) != (None, None):
+        a, b = (case.scores[name] if name is not None else {} for name in (expected, observed))
         found += [c for key, clauses in _COMPONENT_CLAUSES.items() if a.get(key) != b.get(key) for c in clauses]
-        if a["score"] == b["score"]:
-            found.append("RNK-8")
+        if expected is not None and observed is not None:
+            if a["score"] == b["score"]:
+                found.append("RNK-8")
+            if _shape(group, expected) != _shape(group, observed):
+                found.append("RNK-6")
     for name in (expected, observed):
         tool = group.tool(name) if name is not None else None
         hint = (tool.annotations or {}).get("readOnlyHint") if tool is not None else None

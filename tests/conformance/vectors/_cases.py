@@ -241,6 +241,12 @@ WORKBENCH_CASES = (
         ("errors", ("RNK-7", "RNK-2"), "summary in the prompt is no read signal"),
         ("show the label", ("RNK-6", "RNK-2"), "the read bonus against prompt hits"),
     ),
+    # Counting once, where counting twice would change the order.
+    *_cases(
+        NO_PROMPT,
+        ("service service archive", ("RNK-2", "RNK-8"), "a word said twice ties a word said once: the name decides"),
+        ("pr 合并请求: open issues in repository", ("RNK-5", "RNK-8"), "two aliases of one target tie two word hits"),
+    ),
 )
 
 # Tool names outside the provider rule `^[A-Za-z0-9_-]{1,64}$`: how an implementation exposes
@@ -285,6 +291,30 @@ NAMES_CASES = tuple(
     )
 )
 
+# Every read and write verb of names (RNK-6.2, RNK-6.3) the workbench has no tool for, each
+# next to a tool of neither kind that it would tie without its verb.
+VERBS = (
+    _server(
+        "files",
+        ("copy_file", "Copy one file."),
+        ("view_file", "View one file."),
+        ("zip_file", "Zip one file."),
+        ("edit_file", "Edit one file."),
+        ("remove_file", "Remove one file."),
+        ("write_file", "Write one file."),
+    ),
+)
+
+VERBS_CASES = tuple(
+    _cases(
+        NO_PROMPT,
+        ("show one file", ("RNK-6",), "under read intent view gains 8; edit, remove and write lose 32"),
+        ("file summary", ("RNK-6",), "summary is a read signal"),
+        ("file", ("RNK-6", "RNK-8"), "without a read signal no verb of a name counts: the names decide"),
+        ("view or edit a file", ("RNK-6", "RNK-8"), "view is a read verb of names, not a read signal"),
+    )
+)
+
 GROUPS = (
     Group(
         "workbench",
@@ -297,5 +327,11 @@ GROUPS = (
         "Tool names in Chinese, German, Greek and fullwidth letters, which no provider accepts as they are.",
         NAMES,
         NAMES_CASES,
+    ),
+    Group(
+        "verbs",
+        "One server whose tool names carry the read and write verbs the workbench has no tool for.",
+        VERBS,
+        VERBS_CASES,
     ),
 )

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from conformance.suite._vectors import ROOM, Probe, walk
-from tests.conformance.vectors._oracle import SPEC_RULES, Rules, rank
+from tests.conformance.vectors._oracle import ALIASES, READ_SIGNALS, SPEC_RULES, Rules, rank
 
 __all__ = ["DEFECTIVE", "Difference", "Defective", "observe"]
 
@@ -28,6 +28,8 @@ class Defective:
     rules: Rules
     # The first round ranks as if the user message were empty (it ignores the message).
     first_round_ignores_message: bool = False
+    # Discovery ranks as if the system prompt were empty.
+    discovery_ignores_prompt: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +61,8 @@ def observe(probe: Probe, defective: Defective) -> Difference | None:
             return Difference("SEL-5", first.case.id, missing[0], extra[0])
     room = ROOM
     for check in probe.discoveries:
-        candidates = rank(served, check.case.user_message, probe.system_prompt, rules).discovery
+        prompt = "" if defective.discovery_ignores_prompt else probe.system_prompt
+        candidates = rank(served, check.case.user_message, prompt, rules).discovery
         for want in [*check.expected, *((None,) if check.complete else ())]:
             got = next((name for name in candidates if name not in active), None) if room else None
             if got != want:
@@ -95,6 +98,12 @@ def _chinese_split(text: str) -> list[str]:
     ]
 
 
+def _aliases(*changed: tuple[str, str]) -> tuple[tuple[str, str], ...]:
+    """The aliases with the targets of some triggers changed."""
+    targets = dict(changed)
+    return tuple((trigger, targets.get(trigger, target)) for trigger, target in ALIASES)
+
+
 def _weights() -> dict[str, Defective]:
     clause_of = {
         "message_hit": "RNK-2",
@@ -117,14 +126,27 @@ def _weights() -> dict[str, Defective]:
 DEFECTIVE: dict[str, Defective] = {
     **_weights(),
     "underscore_in_words": Defective("RNK-1", SPEC_RULES.changed(words=_words(r"\w+"))),
+    "description_ignored": Defective("RNK-1", SPEC_RULES.changed(description_words=False)),
     "lower_not_casefold": Defective("RNK-1", SPEC_RULES.changed(words=_lower_words)),
     "no_casefolding": Defective("RNK-1", SPEC_RULES.changed(words=_words(r"[^\W_]+", fold=False))),
     "ascii_words_only": Defective("RNK-1", SPEC_RULES.changed(words=_words(r"[a-z0-9]+"))),
     "nfkc_before_words": Defective("RNK-1", SPEC_RULES.changed(words=_words(r"[^\W_]+", normalize=True))),
     "chinese_characters_split": Defective("RNK-1", SPEC_RULES.changed(words=_chinese_split)),
+    "repeated_message_words": Defective("RNK-2", SPEC_RULES.changed(repeated_message_words=True)),
     "server_id_anywhere": Defective("RNK-3", SPEC_RULES.changed(server_boundary=False)),
     "read_only_truthy": Defective("RNK-4", SPEC_RULES.changed(read_only_truthy=True)),
+    "work_order_fires_issues": Defective("RNK-5", SPEC_RULES.changed(aliases=_aliases(("工单", "issues")))),
+    "one_alias_per_target": Defective("RNK-5", SPEC_RULES.changed(one_alias_per_target=True)),
+    "recent_is_no_read_signal": Defective(
+        "RNK-6", SPEC_RULES.changed(read_signals=tuple(s for s in READ_SIGNALS if s != "recent"))
+    ),
+    "view_is_no_read_verb": Defective("RNK-6", SPEC_RULES.changed(read_verbs=SPEC_RULES.read_verbs - {"view"})),
+    "write_word_cancels_read_word": Defective("RNK-6", SPEC_RULES.changed(write_cancels_read=True)),
+    "write_penalty_without_read_signal": Defective("RNK-6", SPEC_RULES.changed(penalty_without_signal=True)),
+    "read_intent_hides_write_tools": Defective("RNK-6", SPEC_RULES.changed(read_intent_hides_writes=True)),
     "ascii_triggers_as_substrings": Defective("RNK-7", SPEC_RULES.changed(whole_word_triggers=False)),
+    "other_triggers_as_whole_words": Defective("RNK-7", SPEC_RULES.changed(other_triggers_whole_words=True)),
+    "server_ids_matched_like_triggers": Defective("RNK-7", SPEC_RULES.changed(server_ids_as_triggers=True)),
     "aliases_from_the_prompt": Defective("RNK-7", SPEC_RULES.changed(aliases_from_prompt=True)),
     "read_signal_from_the_prompt": Defective("RNK-7", SPEC_RULES.changed(read_signals_from_prompt=True)),
     "ties_casefolded": Defective("RNK-8", SPEC_RULES.changed(tie_key=str.casefold)),
@@ -134,4 +156,5 @@ DEFECTIVE: dict[str, Defective] = {
     "discovery_counts_the_prompt": Defective("DSC-10", SPEC_RULES.changed(prompt_word_relevance=True)),
     "read_intent_is_relevance": Defective("DSC-10", SPEC_RULES.changed(intent_relevance=True)),
     "first_round_ignores_message": Defective("SEL-5", SPEC_RULES, first_round_ignores_message=True),
+    "discovery_ignores_the_prompt": Defective("DSC-10", SPEC_RULES, discovery_ignores_prompt=True),
 }

@@ -16,7 +16,7 @@ from typing import Any
 
 from conformance.suite._vectors import VectorTool
 
-__all__ = ["SPEC_RULES", "Ranking", "Rules", "Scored", "rank", "spec_words"]
+__all__ = ["SPEC_RULES", "Ranking", "Rules", "Scored", "rank", "read_intent", "spec_words"]
 
 # RNK-5: trigger -> target.
 ALIASES = (("pr", "pull_request"), ("合并请求", "pull_request"), ("工单", "issue"), ("评审", "review"), ("日志", "log"))
@@ -62,12 +62,23 @@ def names(server_id: str, text: str, boundary: bool = True) -> bool:
 
 
 def fires(
-    trigger: str, text: str, words: Callable[[str], Sequence[str]] = spec_words, whole_words: bool = True
+    trigger: str,
+    text: str,
+    words: Callable[[str], Sequence[str]] = spec_words,
+    whole_words: bool = True,
+    other_whole_words: bool = False,
 ) -> bool:
     """RNK-7: an ASCII-letter trigger matches a whole word; any other trigger a substring."""
-    if whole_words and trigger.isascii() and trigger.isalpha():
+    ascii_word = trigger.isascii() and trigger.isalpha()
+    if (whole_words and ascii_word) or (other_whole_words and not ascii_word):
         return trigger in words(text)
     return trigger in text.casefold()
+
+
+def names_as_trigger(server_id: str, text: str, words: Callable[[str], Sequence[str]]) -> bool:
+    """A wrong RNK-7.4: a server id matched like an alias, as a word when made of ASCII letters,
+    else as a substring."""
+    return fires(server_id.casefold(), text, words)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,9 +94,27 @@ class Rules:
     read_bonus: int = 8
     write_penalty: int = -32
     words: Callable[[str], Sequence[str]] = spec_words
-    # RNK-7: ASCII triggers as whole words; server ids with a letter-or-digit boundary.
+    # RNK-1.3: a tool's words come from its name and its description.
+    description_words: bool = True
+    # RNK-2.3: a message word counts once, not once per occurrence.
+    repeated_message_words: bool = False
+    # RNK-5: the aliases (trigger, target), and whether two with one target count once.
+    aliases: tuple[tuple[str, str], ...] = ALIASES
+    one_alias_per_target: bool = False
+    # RNK-6: the read signals; a name with a write word losing its read bonus; the write
+    # penalty without a read signal; read intent dropping write-shaped tools from the orders.
+    read_signals: tuple[str, ...] = READ_SIGNALS
+    read_verbs: frozenset[str] = READ_VERBS
+    write_verbs: frozenset[str] = WRITE_VERBS
+    write_cancels_read: bool = False
+    penalty_without_signal: bool = False
+    read_intent_hides_writes: bool = False
+    # RNK-7: ASCII triggers as whole words, other triggers as substrings; server ids with a
+    # letter-or-digit boundary, or (wrongly) matched like the other triggers.
     whole_word_triggers: bool = True
+    other_triggers_whole_words: bool = False
     server_boundary: bool = True
+    server_ids_as_triggers: bool = False
     # RNK-7: aliases and read signals from the user message only.
     aliases_from_prompt: bool = False
     read_signals_from_prompt: bool = False
@@ -124,29 +153,57 @@ def _read_only(annotations: Mapping[str, Any] | None, truthy: bool) -> bool:
     return bool(value) if truthy else value is True
 
 
+def _names(server_id: str, text: str, rules: Rules) -> bool:
+    if rules.server_ids_as_triggers:
+        return names_as_trigger(server_id, text, rules.words)
+    return names(server_id, text, rules.server_boundary)
+
+
+def _intent(name_words: set[str], read_intent: bool, rules: Rules) -> int:
+    read, write = bool(name_words & rules.read_verbs), bool(name_words & rules.write_verbs)
+    if rules.write_cancels_read and write:
+        read = False
+    bonus = rules.read_bonus * read if read_intent else 0
+    penalty = rules.write_penalty * write if read_intent or rules.penalty_without_signal else 0
+    return bonus + penalty
+
+
+def read_intent(message: str, prompt: str, rules: Rules = SPEC_RULES) -> bool:
+    """RNK-6: whether a read signal fires (from the message only, RNK-7)."""
+    text = f"{message} {prompt}" if rules.read_signals_from_prompt else message
+    return any(
+        fires(signal, text, rules.words, rules.whole_word_triggers, rules.other_triggers_whole_words)
+        for signal in rules.read_signals
+    )
+
+
 def score(tool: VectorTool, message: str, prompt: str, rules: Rules = SPEC_RULES) -> Scored:
     words = rules.words
-    tool_words = set(words(tool.name)) | set(words(tool.description))
+    tool_words = set(words(tool.name)) | (set(words(tool.description)) if rules.description_words else set())
     message_words, prompt_words = set(words(message)), set(words(prompt))
     alias_text = f"{message} {prompt}" if rules.aliases_from_prompt else message
-    signal_text = f"{message} {prompt}" if rules.read_signals_from_prompt else message
     name = tool.name.casefold()
     name_words = set(words(tool.name))
     message_hits = tuple(sorted(tool_words & message_words))
     prompt_hits = tuple(sorted(tool_words & prompt_words))
-    in_message = names(tool.server, message, rules.server_boundary)
-    in_prompt = names(tool.server, prompt, rules.server_boundary)
+    in_message = _names(tool.server, message, rules)
+    in_prompt = _names(tool.server, prompt, rules)
     read_only = _read_only(tool.annotations, rules.read_only_truthy)
-    aliases = tuple(
-        trigger
-        for trigger, target in ALIASES
-        if target in name and fires(trigger, alias_text, words, rules.whole_word_triggers)
-    )
-    intent = 0
-    if any(fires(signal, signal_text, words, rules.whole_word_triggers) for signal in READ_SIGNALS):
-        intent = rules.read_bonus * bool(name_words & READ_VERBS) + rules.write_penalty * bool(name_words & WRITE_VERBS)
+    fired = [
+        (trigger, target)
+        for trigger, target in rules.aliases
+        if fires(trigger, alias_text, words, rules.whole_word_triggers, rules.other_triggers_whole_words)
+    ]
+    if rules.one_alias_per_target:
+        targets = [target for _, target in fired]
+        fired = [(trigger, target) for i, (trigger, target) in enumerate(fired) if target not in targets[:i]]
+    aliases = tuple(trigger for trigger, target in fired if target in name)
+    intent = _intent(name_words, read_intent(message, prompt, rules), rules)
+    repeats = 0
+    if rules.repeated_message_words:
+        repeats = sum(words(message).count(word) - 1 for word in message_hits)
     total = (
-        rules.message_hit * len(message_hits)
+        rules.message_hit * (len(message_hits) + repeats)
         + rules.prompt_hit * len(prompt_hits)
         + rules.server_in_message * in_message
         + rules.server_in_prompt * in_prompt
@@ -171,6 +228,8 @@ class Ranking:
 
 def rank(tools: Sequence[VectorTool], message: str, prompt: str, rules: Rules = SPEC_RULES) -> Ranking:
     """SEL-5 / RNK-8: score descending, then qualified name; DSC-10: the relevant ones, in that order."""
+    if rules.read_intent_hides_writes and read_intent(message, prompt, rules):
+        tools = [tool for tool in tools if not set(rules.words(tool.name)) & rules.write_verbs]
     scores = {tool.qualified: score(tool, message, prompt, rules) for tool in tools}
     order = sorted(scores, key=lambda name: (-scores[name].score, rules.tie_key(name)))
     return Ranking(scores, order, [name for name in order if scores[name].relevant])
