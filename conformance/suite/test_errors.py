@@ -4,6 +4,7 @@ with stdio servers, whose processes the ledger sees), and what error messages sa
 
 from __future__ import annotations
 
+import re
 import socket
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
@@ -13,7 +14,8 @@ import pytest
 
 from conformance import OutcomeError, Sut, SutMisbehaved, clause
 from conformance.suite._fleets import Fleet, Fleets
-from conformance.suite._wire import base_tools, fail, names, open_params, portable, refusal_or, run
+from conformance.suite._named import discover_in_turn
+from conformance.suite._wire import base_tools, fail, names, open_params, portable, refusal_or, result_text, run
 from mock_servers import Faults, FleetSpec, ServerSpec, ToolSpec
 
 
@@ -371,14 +373,20 @@ def test_a_malformed_tool_definition_never_reaches_the_model(sut: Sut, fleets: F
         well_formed = {f"{sid}__{t['name']}" for sid, ts in served.tools.items() for t in ts if _well_formed(t)}
         malformed = [t for t in served.tools["rawsrv"] if not _well_formed(t)]
         named = [t["name"] for t in malformed if isinstance(t.get("name"), str)]
+        # A tool without a name is named by its position in the listing, counted from 0 or 1.
+        nameless = [i for i, t in enumerate(served.tools["rawsrv"]) if not isinstance(t.get("name"), str)]
         got = _attempt(sut, open_params(served.servers))
     if isinstance(got, OutcomeError):
         missing = [word for word in ["rawsrv", *named] if word not in got.message]
+        missing += [
+            f"position {i}" for i in nameless if not re.search(rf"(?<!\d){i}(?!\d)|(?<!\d){i + 1}(?!\d)", got.message)
+        ]
         if missing:
             raise fail(
                 ("ERR-8.2",),
                 "the run failed over a malformed tool definition without naming the server and the tool",
-                expected=f"an error naming {['rawsrv', *named]}",
+                expected=f"an error naming {['rawsrv', *named]}"
+                + (f" and the position of the nameless tool, {nameless} from 0" if nameless else ""),
                 observed=str(got),
                 case=case,
             )
@@ -437,3 +445,32 @@ def test_error_messages_name_what_was_wrong(sut: Sut, fleets: Fleets, name: str)
             observed=got.message,
             case=params,
         )
+
+
+# Discovery arguments the tool refuses (DSC-7), each with the words its error result must
+# carry: the argument, and the value where one was given.
+DISCOVERY_ERRORS: dict[str, tuple[dict[str, Any], list[str]]] = {
+    "unknown-argument": ({"query": "issue", "colour": "red"}, ["colour"]),
+    "missing-query": ({"limit": 3}, ["query"]),
+    "query-not-a-string": ({"query": 5}, ["query"]),
+    "limit-zero": ({"query": "issue", "limit": 0}, ["limit", "0"]),
+    "server-ids-not-a-list": ({"query": "issue", "server_ids": "s0"}, ["server_ids"]),
+    "unknown-server": ({"query": "issue", "server_ids": ["nowhere"]}, ["nowhere"]),
+}
+
+
+@clause("ERR-9.1")
+def test_discovery_errors_name_the_argument(sut: Sut, fleets: Fleets) -> None:
+    with _one_server(fleets) as served:
+        done = run(discover_in_turn(sut, served.servers, 0, [arguments for arguments, _ in DISCOVERY_ERRORS.values()]))
+    for (name, (arguments, words)), (_, result, _, _) in zip(DISCOVERY_ERRORS.items(), done, strict=True):
+        text = result_text(result)
+        missing = [w for w in words if w not in text]
+        if result.get("isError") is True and missing:
+            raise fail(
+                ("ERR-9.1",),
+                "a refused discovery call does not name the argument that was wrong",
+                expected=f"an error result naming {words}",
+                observed=text,
+                case={"name": name, "arguments": arguments},
+            )
