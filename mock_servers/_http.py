@@ -62,7 +62,10 @@ def bind(port: int) -> socket.socket:
     """
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise FleetArgumentError(f"port must be an integer from 0 to 65535, got {port!r}")
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not the default 0: asyncio turns Nagle's algorithm off only on accepted
+    # sockets whose protocol says TCP, and with it on every response waits ~40 ms for a
+    # delayed ACK between its head and its body.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((_HOST, port))

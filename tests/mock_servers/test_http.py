@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -25,6 +26,7 @@ from mock_servers import (
     read_ledger,
     serve_http,
 )
+from mock_servers._http import bind
 from tests.mock_servers.mock_fleet_helpers import list_all, post_initialize, until
 
 GITHUB = ServerSpec(id="github", tool_count=25, page_size=10, seed=1)
@@ -181,3 +183,10 @@ async def test_a_legacy_session_whose_client_vanished_is_closed_after_the_idle_b
         await until(lambda: read_ledger(ledger).every_session_closed())
         closed = read_ledger(ledger).of("session_closed")
     assert [e["sessionId"] for e in closed] == [session_id]
+
+
+def test_the_listening_socket_says_tcp_so_that_responses_are_sent_without_delay() -> None:
+    # asyncio sets TCP_NODELAY only on accepted sockets whose protocol is IPPROTO_TCP; with
+    # protocol 0, every HTTP response waited ~40 ms for a delayed ACK between head and body.
+    with bind(0) as sock:
+        assert sock.proto == socket.IPPROTO_TCP
