@@ -77,7 +77,7 @@ export class Deadline {
 
 export class ServerConnection {
   private closing: Promise<void> | undefined;
-  /** Calls waiting for their result, cancelled when the transport reports an error. */
+  /** Calls and listings waiting for a reply, cancelled when the transport reports an error. */
   private readonly inFlight = new Set<AbortController>();
 
   private constructor(
@@ -112,11 +112,23 @@ export class ServerConnection {
     const cursors = new Set<string>();
     let cursor: string | undefined;
     do {
-      const page = await this.client.request(
-        { method: "tools/list", params: cursor === undefined ? {} : { cursor } },
-        ResultSchema,
-        deadline.options(),
-      );
+      // A connection cut while a page is on its way is reported only to onerror, as for a
+      // call: without this the listing would wait for the whole list time-out.
+      const listing = new AbortController();
+      this.inFlight.add(listing);
+      const { timeout, signal } = deadline.options();
+      let page: Record<string, unknown>;
+      try {
+        page = await this.client.request(
+          { method: "tools/list", params: cursor === undefined ? {} : { cursor } },
+          ResultSchema,
+          { timeout, signal: AbortSignal.any([signal, listing.signal]) },
+        );
+      } catch (error) {
+        throw listing.signal.aborted ? listing.signal.reason : error;
+      } finally {
+        this.inFlight.delete(listing);
+      }
       const listed: unknown = page["tools"];
       if (!Array.isArray(listed)) throw new ServerFault("its tools/list result has no list of tools");
       tools.push(...(listed as unknown[]));
