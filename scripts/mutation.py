@@ -239,7 +239,7 @@ def _changed_line(before: str, after: str) -> str | None:
     return " ".join(added) if added else None
 
 
-def run_extras(jobs: int) -> None:
+def run_extras(jobs: int, equivalent: dict[str, str]) -> None:
     """Run every extra mutant in a copy of the tree of its own, ``jobs`` at a time."""
     stats = json.loads((MUTANTS / "mutmut-stats.json").read_text())
     durations: dict[str, float] = stats["duration_by_test"]
@@ -248,7 +248,9 @@ def run_extras(jobs: int) -> None:
     budget = 15 * (sum(durations.get(t, 0.0) for t in tests) + 1)
     # On --resume, a mutant killed before stays killed: checks are only ever added.
     results: dict[str, dict[str, Any]] = json.loads(EXTRA_RESULTS.read_text()) if EXTRA_RESULTS.exists() else {}
-    results = {name: r for name, r in results.items() if r["status"] != SURVIVED}
+    results = {
+        name: r for name, r in results.items() if r["status"] != SURVIVED or _verdict(name, equivalent) is not None
+    }
     extras = [e for e in extra_mutants() if e.name not in results]
     say(f"extra mutants: {len(extras)} (module constants and @property bodies), {len(tests)} tests each at most")
     trees = [_copy_tree(MUTANTS / "extra" / f"tree-{i}") for i in range(jobs)]
@@ -500,7 +502,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="scripts/mutation", description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=2, help="mutants run at once (default 2)")
     parser.add_argument(
-        "--resume", action="store_true", help="keep the results in mutants/ and run only the mutants not killed yet"
+        "--resume",
+        action="store_true",
+        help="keep the results in mutants/; run the mutants not run yet and the survivors not judged equivalent",
     )
     parser.add_argument("--report", action="store_true", help="only write MUTATION.md from the results in mutants/")
     args = parser.parse_args()
@@ -512,10 +516,12 @@ def main() -> None:
         # mutmut puts mutants/ on sys.path; it must exist before the interpreter starts.
         LOGS.mkdir(parents=True, exist_ok=True)
         say(f"mutmut on {len(MODULES)} modules, {args.jobs} at a time")
+        equivalent = verdicts.get("equivalent", {})
         if args.resume:
-            _forget_survivors()
+            _forget_survivors(equivalent)
+        _sync_sources()
         run_mutmut(args.jobs, LOGS / "mutmut.log")
-        run_extras(args.jobs)
+        run_extras(args.jobs, equivalent)
         wall = f"{(time.monotonic() - started) / 60:.0f} min with `--jobs {args.jobs}`"
         (MUTANTS / "wall-time.txt").write_text(wall)
     wall_file = MUTANTS / "wall-time.txt"
@@ -526,17 +532,33 @@ def main() -> None:
     say(f"wrote {REPORT.name}: survivors {dict(counts)}; stale verdicts {len(results.stale)}")
 
 
-def _forget_survivors() -> None:
-    """Mark every mutant that was not killed as not run, so that mutmut runs it again."""
+def _forget_survivors(equivalent: dict[str, str]) -> None:
+    """Mark every survivor not judged equivalent as not run, so that mutmut runs it again
+    against the checks added since."""
     for path, _ in MODULES:
         meta = MUTANTS / f"{path}.meta"
         if meta.exists():
             data = json.loads(meta.read_text())
             data["exit_code_by_key"] = {
-                k: (v if v is not None and _STATUS.get(v, KILLED) != SURVIVED else None)
+                k: (None if _STATUS.get(v, KILLED) == SURVIVED and _verdict(k, equivalent) is None else v)
                 for k, v in data["exit_code_by_key"].items()
             }
             meta.write_text(json.dumps(data))
+
+
+def _sync_sources() -> None:
+    """Bring mutants/ up to date with every file that is not mutated: mutmut copies a file
+    only when mutants/ lacks it, so a resumed run would otherwise judge mutants with the
+    suite, SPEC.md and vectors of the first run."""
+    mutated = {ROOT / path for path, _ in MODULES}
+    for package in ("reference_impl", "conformance", "mock_servers"):
+        for source in (ROOT / package).rglob("*"):
+            if source.is_dir() or source in mutated or {"__pycache__", ".pytest_cache"} & set(source.parts):
+                continue
+            target = MUTANTS / source.relative_to(ROOT)
+            if not target.exists() or target.read_bytes() != source.read_bytes():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, target)
 
 
 if __name__ == "__main__":
