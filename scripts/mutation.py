@@ -251,7 +251,10 @@ def run_extras(jobs: int, equivalent: dict[str, str]) -> None:
     results = {
         name: r for name, r in results.items() if r["status"] != SURVIVED or _verdict(name, equivalent) is not None
     }
-    extras = [e for e in extra_mutants() if e.name not in results]
+    # The core modules' numbers first: the lexical weights are many, and a run cut short
+    # should still have judged the budgets.
+    section = dict(MODULES)
+    extras = sorted((e for e in extra_mutants() if e.name not in results), key=lambda e: section[e.path] == "lexical")
     say(f"extra mutants: {len(extras)} (module constants and @property bodies), {len(tests)} tests each at most")
     trees = [_copy_tree(MUTANTS / "extra" / f"tree-{i}") for i in range(jobs)]
     clean = _start(trees[0], tests[:3])
