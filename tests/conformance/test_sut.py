@@ -188,6 +188,10 @@ async def test_an_in_process_call_that_hangs_past_the_timeout_is_misbehaviour(fa
         ("result", {"isError": False}, "run.call result has no 'content' list"),
         ("result", {"content": [], "isError": "false"}, "run.call result has no boolean 'isError'"),
         ("result", {"content": [], "isError": False, "structuredContent": []}, "'structuredContent' that is not"),
+        # What only the protocol's schemas say, held against an in-process answer too.
+        ("tools", [{"name": "", "description": "", "inputSchema": {}}], "run.definitions.result.schema.json at"),
+        ("result", {"content": [{"type": "text"}], "isError": False}, "run.call.result.schema.json at $.content[0]"),
+        ("result", {"content": [], "isError": True}, "no item matches: An error result says what happened"),
     ],
 )
 async def test_an_answer_of_the_wrong_shape_is_misbehaviour(
