@@ -281,7 +281,7 @@ def test_discovery_never_activates_a_tool_its_policy_excludes(sut: Sut, fleets: 
         raise fail(("DSC-4.4",), "discovery activated tools its server's policy excludes", observed=wrong, case=case)
 
 
-@clause("DSC-6.1", "DSC-6.2", "DSC-6.3")
+@clause("DSC-6.1", "DSC-6.2", "DSC-6.3", "DSC-6.4")
 @examples(8)
 @given(FLEETS, BASES, STEPS)
 @example(fleet=WIDE, base_count=3, steps=[(0, 12, True), (0, None, True)])
@@ -324,6 +324,16 @@ def test_the_result_reports_the_activated_tools_and_the_counts(
                     observed=entry,
                     case=trace.case,
                 )
+        text = result_text(step.result)
+        unsaid = sorted(name for name in new if not _named_in(name, text))
+        if unsaid:
+            raise fail(
+                ("DSC-6.4",),
+                "the text of a discovery result does not name every tool the call activated",
+                expected=sorted(new),
+                observed={"not named": unsaid, "text": text},
+                case=trace.case,
+            )
         active = len(trace.mcp(step.definitions))
         for sentence, key, want in (
             ("DSC-6.2", "activeCount", active),

@@ -264,6 +264,20 @@ def remaining_capacity_ignores_base_tools() -> None:
     _edit_result(edit)
 
 
+@defect("DSC-6.4", "the text of a discovery result gives only the counts, not the tools")
+def text_without_the_activated_tools() -> None:
+    def edit(_t: AdaptiveToolset, _a: Any, result: dict[str, Any], _b: list[str]) -> None:
+        content = result["structuredContent"]
+        result["content"] = [
+            {
+                "type": "text",
+                "text": f"Active MCP tools: {content['activeCount']}; remaining capacity: {content['remainingCapacity']}.",
+            }
+        ]
+
+    _edit_result(edit)
+
+
 # Arguments ------------------------------------------------------------------------------------
 
 
