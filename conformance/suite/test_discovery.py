@@ -489,6 +489,33 @@ def test_a_candidate_asked_for_by_its_qualified_name_is_activated(
             )
 
 
+@clause("DSC-5.8")
+def test_a_candidate_asked_for_by_name_is_activated_though_tools_outside_the_scope_match_better(
+    sut: Sut, fleets: Fleets
+) -> None:
+    """The query ``a__pr`` fires the ``pr`` alias, so the lexical ranker puts server b's
+    ``pull_request_pr_a`` (three hits) above the one tool of server a (two): a scoped call
+    looks past tools its scope leaves out."""
+    spec = FleetSpec(
+        servers=(
+            ServerSpec(id="a", tool_count=0, tools=(tool("pr"),)),
+            ServerSpec(id="b", tool_count=0, tools=(tool("pull_request_pr_a"),)),
+        )
+    )
+    arguments = {"query": "a__pr", "server_ids": ["a"]}
+    with fleets.serve(spec) as served:
+        [(_, result, _, _)] = run(discover_in_turn(sut, served.servers, 95, [arguments]))
+        case = served.describe() | {"baseTools": 95}
+    if "a__pr" not in activated(result):
+        raise fail(
+            ("DSC-5.8",),
+            "a candidate asked for by its qualified name, scoped to its server, was not activated",
+            expected="a__pr",
+            observed={"arguments": arguments, "result": structured(result) or result},
+            case=case,
+        )
+
+
 # Calls that may or must activate nothing, each a success: a server at maxActiveTools 0,
 # one whose first round reached it, a full dynamic capacity, a query nothing matches.
 @clause("DSC-5.7")

@@ -4,10 +4,13 @@ with stdio servers, whose processes the ledger sees), and what error messages sa
 
 from __future__ import annotations
 
+import json
 import re
 import socket
+import sys
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -15,6 +18,7 @@ import pytest
 from conformance import OutcomeError, Sut, SutMisbehaved, clause
 from conformance.suite._fleets import Fleet, Fleets
 from conformance.suite._named import discover_in_turn
+from conformance.suite._paged_server import PATH as PAGED_SERVER
 from conformance.suite._wire import base_tools, fail, names, open_params, portable, refusal_or, result_text, run
 from mock_servers import Faults, FleetSpec, ServerSpec, ToolSpec
 
@@ -412,6 +416,47 @@ def test_a_malformed_tool_definition_never_reaches_the_model(sut: Sut, fleets: F
             ("ERR-8.2",),
             "the run opened without the well-formed tools next to the malformed one: more than the tool was left out",
             expected=sorted(well_formed),
+            observed=listed,
+            case=case,
+        )
+
+
+# A listing whose third entry is no tool object at all: it has no name, so a run that fails
+# over it names it by its position (2 counted from 0, or 3 from 1).
+_ODD_LISTING = [
+    {"name": "alpha", "description": "First.", "inputSchema": {"type": "object"}},
+    {"name": "beta", "description": "Second.", "inputSchema": {"type": "object"}},
+    "gamma",
+    {"name": "delta", "description": "Fourth.", "inputSchema": {"type": "object"}},
+]
+
+
+@clause("ERR-8.1", "ERR-8.2")
+def test_a_listed_entry_that_is_not_a_tool_object_is_named_by_its_position(sut: Sut, tmp_path: Path) -> None:
+    pages = [{"tools": _ODD_LISTING, "next": "absent"}]
+    log = tmp_path / "cursors.jsonl"
+    log.touch()
+    policy = {"mode": "all"}
+    transport = {"type": "stdio", "command": sys.executable, "args": [str(PAGED_SERVER), json.dumps(pages), str(log)]}
+    got = _attempt(sut, open_params([{"id": "oddsrv", "transport": transport, "policy": policy}]))
+    case = {"pages": pages, "policies": {"oddsrv": policy}}
+    if isinstance(got, OutcomeError):
+        if "oddsrv" not in got.message or not re.search(r"(?<!\d)[23](?!\d)", got.message):
+            raise fail(
+                ("ERR-8.2",),
+                "the run failed over a listed entry that is not a tool object without naming the server and "
+                "the entry's position",
+                expected="an error naming oddsrv and position 2 (from 0) or 3 (from 1)",
+                observed=str(got),
+                case=case,
+            )
+        return
+    listed = [name for name in names(got) if name.startswith("oddsrv__")]
+    if sorted(listed) != ["oddsrv__alpha", "oddsrv__beta", "oddsrv__delta"]:
+        raise fail(
+            ("ERR-8.1",) if set(listed) - {"oddsrv__alpha", "oddsrv__beta", "oddsrv__delta"} else ("ERR-8.2",),
+            "the run opened over a listed entry that is not a tool object, but not with exactly the other tools",
+            expected=["oddsrv__alpha", "oddsrv__beta", "oddsrv__delta"],
             observed=listed,
             case=case,
         )

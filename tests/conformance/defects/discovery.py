@@ -4,6 +4,7 @@ candidates and bounds, its result, invalid arguments, scoping, and lexical relev
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -235,6 +236,28 @@ def nothing_when_room_below_limit() -> None:
         return dataclasses.replace(toolset._eligibility, auto_servers=frozenset())
 
     during_search(eligibility=nothing, when=short)
+
+
+@defect("DSC-5.8", "a scoped discovery call stops at the first match outside its scope")
+def scoped_walk_stops_outside_the_scope() -> None:
+    """The walk of the ranked matches ends, instead of skipping, at a tool of a server the
+    call's ``server_ids`` leaves out."""
+    search = AdaptiveToolset.search
+
+    def scoped(self: AdaptiveToolset, arguments: Any) -> dict[str, Any]:
+        scope = arguments.get("server_ids") if isinstance(arguments, Mapping) else None
+        if not isinstance(scope, list) or not scope:
+            return search(self, arguments)
+        entries, index = self.catalog.entries, self._index
+        self._index = AlteredIndex(
+            index, matches=lambda found, _q: itertools.takewhile(lambda i: entries[i].server_id in scope, found)
+        )
+        try:
+            return search(self, arguments)
+        finally:
+            self._index = index
+
+    _swap(AdaptiveToolset, "search", scoped)
 
 
 # Result ---------------------------------------------------------------------------------------
