@@ -13,6 +13,7 @@ import json
 import re
 from typing import Any, cast
 
+import jsonschema  # type: ignore[import-untyped]
 import pytest
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
@@ -56,7 +57,7 @@ from conformance.suite._wire import (
 from mock_servers import FleetSpec, ServerSpec, generate_tools
 
 
-@clause("DSC-1.1", "DSC-1.2", "DSC-2.1", "DSC-2.2", "DSC-2.3")
+@clause("DSC-1.1", "DSC-1.2", "DSC-2.1", "DSC-2.2", "DSC-2.3", "DSC-2.4")
 @examples(10)
 @given(FLEETS, st.integers(0, 5))
 @with_examples(REGISTRATION)
@@ -96,6 +97,22 @@ def test_the_discovery_tool_is_registered_exactly_with_an_auto_server(
                 expected="object; required string query; optional string-array server_ids, integer limit",
                 observed=schema,
             )
+    server_id = fleet[0].servers[0].id
+    valid = [
+        {"query": "x"},
+        {"query": "x", "server_ids": []},
+        {"query": "x", "server_ids": [server_id]},
+        *({"query": "x", "limit": limit} for limit in range(1, MAX_LIMIT + 1)),
+    ]
+    validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)(schema)
+    refused = [arguments for arguments in valid if not validator.is_valid(arguments)]
+    if refused:
+        raise fail(
+            ("DSC-2.4",),
+            "the discovery tool's input schema declares invalid arguments the tool accepts",
+            expected=f"every non-empty query, with or without server ids of the run and any limit from 1 to {MAX_LIMIT}",
+            observed={"schema": schema, "refused": refused},
+        )
 
 
 # What the description of the discovery tool should say (DSC-3), each as words any of

@@ -70,6 +70,11 @@ def limit_typed_as_number() -> None:
     _edit_schema(lambda schema: schema["properties"]["limit"].update(type="number"))
 
 
+@defect("DSC-2.4", "the discovery tool's schema gives limit a minimum of 2, though 1 is accepted")
+def limit_minimum_two() -> None:
+    _edit_schema(lambda schema: schema["properties"]["limit"].update(minimum=2))
+
+
 # Candidates -----------------------------------------------------------------------------------
 
 
