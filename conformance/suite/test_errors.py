@@ -492,6 +492,29 @@ def test_error_messages_name_what_was_wrong(sut: Sut, fleets: Fleets, name: str)
         )
 
 
+# What a message may call the JSON object an input schema must be.
+OBJECT_WORDS = ("object", "dict", "mapping")
+
+
+@clause("ERR-9.1")
+def test_an_error_over_a_malformed_definition_names_the_field_and_what_was_expected(sut: Sut, fleets: Fleets) -> None:
+    faults, extra = MALFORMED["schema-a-string"]
+    spec = FleetSpec(servers=(ServerSpec(id="rawsrv", tool_count=2, raw=True, faults=faults, tools=extra),), seed=4)
+    with fleets.serve(spec, {"rawsrv": {"mode": "all"}}) as served:
+        got = _attempt(sut, open_params(served.servers))
+        case = served.describe()
+    if not isinstance(got, OutcomeError):
+        pytest.skip("the run left the malformed tool out (ID-4): there is no error message to judge")
+    if "inputSchema" not in got.message or not any(word in got.message.casefold() for word in OBJECT_WORDS):
+        raise fail(
+            ("ERR-9.1",),
+            "the error over an input schema that is a string does not name the field and what was expected",
+            expected=f"a message naming inputSchema and saying it must be an object (any of {list(OBJECT_WORDS)})",
+            observed=got.message,
+            case=case,
+        )
+
+
 # Discovery arguments the tool refuses (DSC-7), each with the words its error result must
 # carry: the argument, and the value where one was given.
 DISCOVERY_ERRORS: dict[str, tuple[dict[str, Any], list[str]]] = {
