@@ -468,6 +468,23 @@ FIRST_ROUND_CASES: dict[str, tuple[dict[str, list[ToolSpec]], dict[str, Any], in
         {"s0__deploy_later", "s0__deploy_never", "s1__deploy_x", "s1__alpha"},
         "SEL-5.2",
     ),
+    # capacity 1: create_list_alpha_beta (two words, a read verb and a write verb, read-only:
+    # 24 + 8 - 32 + 3) ties with zz_thing (read-only, no word: 3), the best tool before the
+    # message is read; the name decides, whatever the tools scored before the message.
+    "tie-between-a-matching-tool-and-the-best-other": (
+        {
+            "s0": [
+                ToolSpec(name="zz_thing", description="Thing.", annotations={"readOnlyHint": True}),
+                ToolSpec(name="create_list_alpha_beta", description="Thing.", annotations={"readOnlyHint": True}),
+                _tool("aa_x"),
+            ]
+        },
+        {},
+        94,
+        "show alpha beta",
+        {"s0__create_list_alpha_beta"},
+        "SEL-5.1",
+    ),
     # capacity 4: read intent lifts the read tools over the write tools of equal words.
     "read-intent": (
         {"s0": [_tool("create_note"), _tool("delete_note"), _tool("list_note"), _tool("get_note"), _tool("view_x")]},
