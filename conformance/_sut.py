@@ -213,6 +213,12 @@ class Sut:
             if outcome is not None:
                 raise outcome from exc
             kind = getattr(exc, "kind", None)
+            if kind in OUTCOME_KINDS:
+                raise SutMisbehaved(
+                    f"{method} raised {kind} with a message that is not a string: {getattr(exc, 'message', None)!r}",
+                    observed=str(exc),
+                    case=copy.deepcopy(case),
+                ) from exc
             if isinstance(kind, str):
                 raise SutMisbehaved(
                     f"{method} raised an outcome of unknown kind {kind!r}; "

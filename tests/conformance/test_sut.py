@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import pytest
@@ -144,6 +144,13 @@ async def test_an_exception_with_kind_and_message_becomes_an_outcome_error(sut: 
         await sut.open(PARAMS)
 
     assert (refused.value.kind, refused.value.message) == (kind, "because")
+
+
+async def test_an_outcome_without_a_string_message_is_misbehaviour(sut: Sut, fake: FakeSut) -> None:
+    fake.failure = Refusal("config_error", cast(Any, None))
+
+    with pytest.raises(SutMisbehaved, match="raised config_error with a message that is not a string: None"):
+        await sut.open(PARAMS)
 
 
 async def test_an_outcome_of_unknown_kind_is_misbehaviour(sut: Sut, fake: FakeSut) -> None:
