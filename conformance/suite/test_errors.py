@@ -468,6 +468,14 @@ ERROR_MESSAGES: dict[str, tuple[str, dict[str, Any], list[str]]] = {
     "unknown-mode": ("config_error", {"policy": {"mode": "some"}}, ["mode", "some"]),
     "unknown-side-effects": ("config_error", {"policy": {"sideEffects": "never"}}, ["sideEffects", "never"]),
     "required-over-max-active": ("selection_error", {"policy": {"mode": "all", "maxActiveTools": 2}}, ["bigsrv"]),
+    "max-active-a-string": ("config_error", {"policy": {"maxActiveTools": "ten"}}, ["maxActiveTools", "ten"]),
+    "allowed-tools-not-a-list": ("config_error", {"policy": {"allowedTools": "search"}}, ["allowedTools", "search"]),
+    "denied-tool-not-a-string": ("config_error", {"policy": {"deniedTools": [7]}}, ["deniedTools", "7"]),
+    "pinned-tool-not-a-string": ("config_error", {"policy": {"pinnedTools": [["x"]]}}, ["pinnedTools"]),
+    "policy-not-an-object": ("config_error", {"policy": ["all"]}, ["policy"]),
+    "unknown-policy-field": ("config_error", {"policy": {"colour": "red"}}, ["colour"]),
+    "server-id-with-a-separator": ("config_error", {"id": "big__srv"}, ["big__srv"]),
+    "server-id-not-a-string": ("config_error", {"id": 7}, ["7"]),
 }
 
 
