@@ -262,6 +262,11 @@ WORKBENCH_CASES = (
             "a message hit (12) one point above a prompt-only tool named before it",
         ),
     ),
+    # A server id inside a word of the prompt does not name the server (RNK-3.3).
+    *_cases(
+        "Never read the blogs.",
+        ("tail the log", ("RNK-3", "RNK-7", "RNK-8"), "logs inside blogs names no server: the names decide"),
+    ),
 )
 
 # Tool names outside the provider rule `^[A-Za-z0-9_-]{1,64}$`: how an implementation exposes
