@@ -46,6 +46,7 @@ UNTESTED: Final[Mapping[str, str]] = {
     "DSC-5.6": _PERMISSION + "; no check asks a call for more than DSC-5.8 demands, and a discovery that activates "
     "only that passes every core check of selection, budgets and discovery",
     "ISO-3.1": "a permission (MAY): the selection trace is not part of the wire contract",
+    "DSC-7.5": _PERMISSION + "; ERR-9.1 judges the message of a refusal, when there is one",
 }
 
 #: Testable sentences the suite does not check yet. A certificate counts their clauses as

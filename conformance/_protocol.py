@@ -142,7 +142,16 @@ def validate(value: object, method: str, direction: Direction) -> list[Problem]:
     """
     errors = _validator(_schema_name(method, direction)).iter_errors(value)
     found = sorted(errors, key=lambda error: (len(error.absolute_path), error.json_path, error.message))
-    return [Problem(error.json_path, _clip(error.message)) for error in found]
+    return [Problem(error.json_path, _clip(_message(error))) for error in found]
+
+
+def _message(error: Any) -> str:
+    # jsonschema's own words for a failed ``contains`` repeat the whole array and say
+    # nothing of what was missing; the schema's description says it.
+    described = error.schema.get("description") if isinstance(error.schema, Mapping) else None
+    if error.validator == "contains" and isinstance(described, str):
+        return f"no item matches: {described}"
+    return str(error.message)
 
 
 def reply_problem(method: str, params: Mapping[str, Any], reply: Mapping[str, Any]) -> str | None:

@@ -21,6 +21,7 @@ from typing import Any, Final, Protocol, TypeVar, cast, runtime_checkable
 import anyio
 
 from conformance._errors import OUTCOME_KINDS, Nonconformance, OutcomeError, OutcomeKind, SutBroken, SutMisbehaved
+from conformance._protocol import reply_problem
 
 __all__ = ["Implementation", "Run", "Sut", "SystemUnderTest", "outcome_of"]
 
@@ -132,6 +133,9 @@ class Sut:
         __tracebackhide__ = True
         answer = await self._invoke("initialize", self.adapter.initialize, {})
         self.implementation = check_initialize(answer, lambda msg: SutMisbehaved(msg, observed=answer))
+        problem = reply_problem("initialize", {}, {"result": answer})
+        if problem is not None:
+            raise SutMisbehaved(problem, observed=answer)
         return self.implementation
 
     def open(self, params: Mapping[str, Any]) -> _OpeningRun:
@@ -209,6 +213,12 @@ class Sut:
             if outcome is not None:
                 raise outcome from exc
             kind = getattr(exc, "kind", None)
+            if kind in OUTCOME_KINDS:
+                raise SutMisbehaved(
+                    f"{method} raised {kind} with a message that is not a string: {getattr(exc, 'message', None)!r}",
+                    observed=str(exc),
+                    case=copy.deepcopy(case),
+                ) from exc
             if isinstance(kind, str):
                 raise SutMisbehaved(
                     f"{method} raised an outcome of unknown kind {kind!r}; "
@@ -262,10 +272,9 @@ class Run:
         """``run.call``: a tool call through the gate; ``{"content", "isError", "structuredContent"?}``."""
         __tracebackhide__ = True
         args = dict(arguments or {})
-        answer = await self._step(
-            "run.call", {"name": name, "arguments": args}, lambda: self._sut.adapter.call(self.id, name, args)
-        )
-        return self._check_call_result(answer)
+        params = {"name": name, "arguments": args}
+        answer = await self._step("run.call", params, lambda: self._sut.adapter.call(self.id, name, args))
+        return self._check_call_result(params, answer)
 
     async def request(self, extra_tools: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
         """``run.request``: the next request with ``extra_tools``, after the final hard check."""
@@ -311,9 +320,17 @@ class Run:
             problem = definition_problem(tool)
             if problem:
                 raise self._bad(f"{method}: definition #{index} {problem}", tool)
+        self._check_schema(method, {}, {"tools": answer})
         return cast(list[dict[str, Any]], answer)
 
-    def _check_call_result(self, answer: object) -> dict[str, Any]:
+    def _check_schema(self, method: str, params: Mapping[str, Any], result: object) -> None:
+        # The same schemas a driver's replies are held to (P33), so that an in-process
+        # implementation answers nothing a driver could not write.
+        problem = reply_problem(method, params, {"result": result})
+        if problem is not None:
+            raise self._bad(problem, result)
+
+    def _check_call_result(self, params: Mapping[str, Any], answer: object) -> dict[str, Any]:
         if not isinstance(answer, dict):
             raise self._bad(f"run.call returned {type(answer).__name__}, not a tool result object", answer)
         if not isinstance(answer.get("content"), list):
@@ -322,6 +339,7 @@ class Run:
             raise self._bad("run.call result has no boolean 'isError'", answer)
         if "structuredContent" in answer and not isinstance(answer["structuredContent"], dict | None):
             raise self._bad("run.call result has a 'structuredContent' that is not an object", answer)
+        self._check_schema("run.call", params, answer)
         return answer
 
 

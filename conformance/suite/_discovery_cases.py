@@ -161,6 +161,10 @@ LEXICAL_TOOLS = {
         tool("get_pull_request", "Fetch one."),
     ],
     "t": [tool("one"), tool("two")],
+    # One tool on three servers; the query names the server whose copy ranks in the middle.
+    "a": [tool("deploy_thing")],
+    "b": [tool("deploy_thing", read_only=True)],
+    "c": [tool("deploy_thing")],
 }
 ALPHA_BETA_GAMMA = ["s__alpha_beta", "s__beta_gamma", "s__zz_alpha", "s__alpha_ro", "s__alpha_x"]
 #: Query -> the tools with a relevance signal from it.
@@ -171,6 +175,7 @@ RELEVANT = {
     "pr": {"s__get_pull_request"},
     "t": {"t__one", "t__two"},
     "zebra": set(),
+    "a deploy": {"a__deploy_thing", "b__deploy_thing", "c__deploy_thing"},
 }
 LEXICAL_DISCOVERY: list[tuple[str, str, int, list[str]]] = [
     ("alpha beta gamma", "", 12, ALPHA_BETA_GAMMA),
@@ -180,4 +185,7 @@ LEXICAL_DISCOVERY: list[tuple[str, str, int, list[str]]] = [
     ("pr", "", 12, ["s__get_pull_request"]),
     ("t", "", 1, ["t__one"]),
     ("zebra", "report", 6, []),
+    # a's copy (12 + 16 for naming a) first; then b's (12 + 3 read-only) and c's (12): the
+    # walk past a named server's copy goes on to every copy after it.
+    ("a deploy", "", 12, ["a__deploy_thing", "b__deploy_thing", "c__deploy_thing"]),
 ]

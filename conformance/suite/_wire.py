@@ -103,7 +103,9 @@ def activated(result: Mapping[str, Any]) -> list[str]:
 
 
 def result_text(result: Mapping[str, Any]) -> str:
-    return " ".join(str(c.get("text", "")) for c in result.get("content", []) if isinstance(c, Mapping))
+    """The texts of a result's text blocks, joined; a block of another type says nothing."""
+    blocks = [c for c in result.get("content", []) if isinstance(c, Mapping) and c.get("type") == "text"]
+    return " ".join(c["text"] for c in blocks if isinstance(c.get("text"), str))
 
 
 def portable(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -31,7 +31,7 @@ from conformance.suite._wire import (
     refusal_or,
     run,
 )
-from mock_servers import Faults, FleetSpec, ServerSpec, ToolSpec, example_arguments
+from mock_servers import Faults, FleetSpec, ServerSpec, ToolSpec, call_result, example_arguments
 
 PROVIDER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -279,6 +279,64 @@ def test_a_call_reaches_the_server_its_prefix_names_with_the_original_name_and_a
             "the server got other arguments",
             expected=arguments,
             observed=calls[0].get("arguments"),
+            case=case,
+        )
+
+
+# Recorded results of one tool: content blocks of several kinds with their optional fields,
+# structuredContent, and an error result that carries structuredContent too.
+_REPORTS: tuple[dict[str, Any], ...] = (
+    {
+        "arguments": {"n": 1},
+        "result": {
+            "content": [
+                {"type": "text", "text": "Two rows.", "annotations": {"audience": ["user"], "priority": 0.5}},
+                {
+                    "type": "resource_link",
+                    "uri": "https://example.com/rows/1",
+                    "name": "rows-1",
+                    "mimeType": "text/csv",
+                },
+                {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+            ],
+            "structuredContent": {"rows": [{"id": 1, "ok": True}, {"id": 2, "ok": None}]},
+            "isError": False,
+        },
+    },
+    {
+        "arguments": {"n": 2},
+        "result": {
+            "content": [{"type": "text", "text": "Quota exceeded."}],
+            "structuredContent": {"retryAfter": 30},
+            "isError": True,
+        },
+    },
+)
+
+
+@clause("CAT-4.4")
+@pytest.mark.parametrize("sample", [0, 1], ids=["success", "error"])
+def test_the_caller_gets_the_servers_result_unchanged(sut: Sut, fleets: Fleets, sample: int) -> None:
+    report = ToolSpec(name="report", description="Reports rows.", samples=_REPORTS)
+    spec = FleetSpec(servers=(ServerSpec(id="stats", tool_count=0, tools=(report,)),))
+    arguments = dict(_REPORTS[sample]["arguments"])
+    with fleets.serve(spec, {"stats": {"mode": "all"}}) as served:
+
+        async def body() -> dict[str, Any]:
+            async with sut.open(open_params(served.servers)) as r:
+                return await r.call("stats__report", arguments)
+
+        result = run(body())
+        case = served.describe() | {"call": {"name": "stats__report", "arguments": arguments}}
+    sent = call_result(spec.servers[0], "report", arguments)
+    # Nothing taken away, nothing added; a null structuredContent means absent (PROTOCOL.md P25).
+    got = {key: value for key, value in result.items() if not (key == "structuredContent" and value is None)}
+    if got != sent:
+        raise fail(
+            ("CAT-4.4",),
+            "the result of the call is not the one the server sent",
+            expected=sent,
+            observed=result,
             case=case,
         )
 

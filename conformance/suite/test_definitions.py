@@ -4,6 +4,7 @@ the run."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -25,7 +26,7 @@ from conformance.suite._wire import (
     portable,
     run,
 )
-from mock_servers import FleetSpec, ServerSpec, example_arguments, generate_tools
+from mock_servers import FleetSpec, ServerSpec, ToolSpec, example_arguments, generate_tools
 
 _SERVER = ServerSpec(id="s0", tool_count=20)
 _TOOLS = {t["name"]: t for t in generate_tools(_SERVER)}
@@ -230,7 +231,14 @@ BASE_COLLISIONS: dict[str, tuple[dict[str, Any], str, str]] = {
     "inactive-mcp-tool": ({"deniedTools": [_NAMES[1]]}, f"s0__{_NAMES[1]}", "DEF-5.1"),
     "discovery-tool": ({}, DISCOVERY, "DEF-5.2"),
     "discovery-tool-unregistered": ({"mode": "all", "maxActiveTools": 20}, DISCOVERY, "DEF-5.2"),
+    # The qualified name of a tool whose name breaks the provider rule (CAT-5), which the
+    # model may see under another name or not at all: it is in the catalog all the same.
+    "qualified-name-of-a-mapped-tool": ({}, "s0__get.item", "DEF-5.1"),
 }
+# s0 with one more tool, whose qualified name breaks the provider rule.
+_WITH_MAPPED = dataclasses.replace(
+    _SERVER, tools=(ToolSpec(name="get.item", description="Fetches one item by its dotted name."),)
+)
 
 
 @clause("DEF-5.1", "DEF-5.2", "DEF-5.3", "DEF-5.4")
@@ -238,7 +246,8 @@ BASE_COLLISIONS: dict[str, tuple[dict[str, Any], str, str]] = {
 def test_a_base_tool_named_like_a_tool_of_the_run_is_a_config_error(sut: Sut, fleets: Fleets, name: str) -> None:
     policy, colliding, sentence = BASE_COLLISIONS[name]
     base = [{"name": colliding, "description": "A built-in tool.", "inputSchema": {"type": "object"}}]
-    with fleets.serve(FleetSpec(servers=(_SERVER,)), {"s0": policy}) as served:
+    server = _WITH_MAPPED if colliding == "s0__get.item" else _SERVER
+    with fleets.serve(FleetSpec(servers=(server,)), {"s0": policy}) as served:
         case = served.describe() | {"baseTools": base}
 
         async def body() -> None:

@@ -13,6 +13,7 @@ import json
 import re
 from typing import Any, cast
 
+import jsonschema  # type: ignore[import-untyped]
 import pytest
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
@@ -56,7 +57,7 @@ from conformance.suite._wire import (
 from mock_servers import FleetSpec, ServerSpec, generate_tools
 
 
-@clause("DSC-1.1", "DSC-1.2", "DSC-2.1", "DSC-2.2", "DSC-2.3")
+@clause("DSC-1.1", "DSC-1.2", "DSC-2.1", "DSC-2.2", "DSC-2.3", "DSC-2.4")
 @examples(10)
 @given(FLEETS, st.integers(0, 5))
 @with_examples(REGISTRATION)
@@ -96,6 +97,22 @@ def test_the_discovery_tool_is_registered_exactly_with_an_auto_server(
                 expected="object; required string query; optional string-array server_ids, integer limit",
                 observed=schema,
             )
+    server_id = fleet[0].servers[0].id
+    valid = [
+        {"query": "x"},
+        {"query": "x", "server_ids": []},
+        {"query": "x", "server_ids": [server_id]},
+        *({"query": "x", "limit": limit} for limit in range(1, MAX_LIMIT + 1)),
+    ]
+    validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)(schema)
+    refused = [arguments for arguments in valid if not validator.is_valid(arguments)]
+    if refused:
+        raise fail(
+            ("DSC-2.4",),
+            "the discovery tool's input schema declares invalid arguments the tool accepts",
+            expected=f"every non-empty query, with or without server ids of the run and any limit from 1 to {MAX_LIMIT}",
+            observed={"schema": schema, "refused": refused},
+        )
 
 
 # What the description of the discovery tool should say (DSC-3), each as words any of
@@ -281,7 +298,7 @@ def test_discovery_never_activates_a_tool_its_policy_excludes(sut: Sut, fleets: 
         raise fail(("DSC-4.4",), "discovery activated tools its server's policy excludes", observed=wrong, case=case)
 
 
-@clause("DSC-6.1", "DSC-6.2", "DSC-6.3")
+@clause("DSC-6.1", "DSC-6.2", "DSC-6.3", "DSC-6.4")
 @examples(8)
 @given(FLEETS, BASES, STEPS)
 @example(fleet=WIDE, base_count=3, steps=[(0, 12, True), (0, None, True)])
@@ -324,6 +341,16 @@ def test_the_result_reports_the_activated_tools_and_the_counts(
                     observed=entry,
                     case=trace.case,
                 )
+        text = result_text(step.result)
+        unsaid = sorted(name for name in new if not _named_in(name, text))
+        if unsaid:
+            raise fail(
+                ("DSC-6.4",),
+                "the text of a discovery result does not name every tool the call activated",
+                expected=sorted(new),
+                observed={"not named": unsaid, "text": text},
+                case=trace.case,
+            )
         active = len(trace.mcp(step.definitions))
         for sentence, key, want in (
             ("DSC-6.2", "activeCount", active),
@@ -477,6 +504,33 @@ def test_a_candidate_asked_for_by_its_qualified_name_is_activated(
                 observed=found,
                 case=case,
             )
+
+
+@clause("DSC-5.8")
+def test_a_candidate_asked_for_by_name_is_activated_though_tools_outside_the_scope_match_better(
+    sut: Sut, fleets: Fleets
+) -> None:
+    """The query ``a__pr`` fires the ``pr`` alias, so the lexical ranker puts server b's
+    ``pull_request_pr_a`` (three hits) above the one tool of server a (two): a scoped call
+    looks past tools its scope leaves out."""
+    spec = FleetSpec(
+        servers=(
+            ServerSpec(id="a", tool_count=0, tools=(tool("pr"),)),
+            ServerSpec(id="b", tool_count=0, tools=(tool("pull_request_pr_a"),)),
+        )
+    )
+    arguments = {"query": "a__pr", "server_ids": ["a"]}
+    with fleets.serve(spec) as served:
+        [(_, result, _, _)] = run(discover_in_turn(sut, served.servers, 95, [arguments]))
+        case = served.describe() | {"baseTools": 95}
+    if "a__pr" not in activated(result):
+        raise fail(
+            ("DSC-5.8",),
+            "a candidate asked for by its qualified name, scoped to its server, was not activated",
+            expected="a__pr",
+            observed={"arguments": arguments, "result": structured(result) or result},
+            case=case,
+        )
 
 
 # Calls that may or must activate nothing, each a success: a server at maxActiveTools 0,

@@ -4,10 +4,13 @@ with stdio servers, whose processes the ledger sees), and what error messages sa
 
 from __future__ import annotations
 
+import json
 import re
 import socket
+import sys
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -15,6 +18,7 @@ import pytest
 from conformance import OutcomeError, Sut, SutMisbehaved, clause
 from conformance.suite._fleets import Fleet, Fleets
 from conformance.suite._named import discover_in_turn
+from conformance.suite._paged_server import PATH as PAGED_SERVER
 from conformance.suite._wire import base_tools, fail, names, open_params, portable, refusal_or, result_text, run
 from mock_servers import Faults, FleetSpec, ServerSpec, ToolSpec
 
@@ -417,12 +421,61 @@ def test_a_malformed_tool_definition_never_reaches_the_model(sut: Sut, fleets: F
         )
 
 
+# A listing whose third entry is no tool object at all: it has no name, so a run that fails
+# over it names it by its position (2 counted from 0, or 3 from 1).
+_ODD_LISTING = [
+    {"name": "alpha", "description": "First.", "inputSchema": {"type": "object"}},
+    {"name": "beta", "description": "Second.", "inputSchema": {"type": "object"}},
+    "gamma",
+    {"name": "delta", "description": "Fourth.", "inputSchema": {"type": "object"}},
+]
+
+
+@clause("ERR-8.1", "ERR-8.2")
+def test_a_listed_entry_that_is_not_a_tool_object_is_named_by_its_position(sut: Sut, tmp_path: Path) -> None:
+    pages = [{"tools": _ODD_LISTING, "next": "absent"}]
+    log = tmp_path / "cursors.jsonl"
+    log.touch()
+    policy = {"mode": "all"}
+    transport = {"type": "stdio", "command": sys.executable, "args": [str(PAGED_SERVER), json.dumps(pages), str(log)]}
+    got = _attempt(sut, open_params([{"id": "oddsrv", "transport": transport, "policy": policy}]))
+    case = {"pages": pages, "policies": {"oddsrv": policy}}
+    if isinstance(got, OutcomeError):
+        if "oddsrv" not in got.message or not re.search(r"(?<!\d)[23](?!\d)", got.message):
+            raise fail(
+                ("ERR-8.2",),
+                "the run failed over a listed entry that is not a tool object without naming the server and "
+                "the entry's position",
+                expected="an error naming oddsrv and position 2 (from 0) or 3 (from 1)",
+                observed=str(got),
+                case=case,
+            )
+        return
+    listed = [name for name in names(got) if name.startswith("oddsrv__")]
+    if sorted(listed) != ["oddsrv__alpha", "oddsrv__beta", "oddsrv__delta"]:
+        raise fail(
+            ("ERR-8.1",) if set(listed) - {"oddsrv__alpha", "oddsrv__beta", "oddsrv__delta"} else ("ERR-8.2",),
+            "the run opened over a listed entry that is not a tool object, but not with exactly the other tools",
+            expected=["oddsrv__alpha", "oddsrv__beta", "oddsrv__delta"],
+            observed=listed,
+            case=case,
+        )
+
+
 ERROR_MESSAGES: dict[str, tuple[str, dict[str, Any], list[str]]] = {
     "bad-server-id": ("config_error", {"id": "s.0"}, ["s.0"]),
     "max-active-out-of-range": ("config_error", {"policy": {"maxActiveTools": 97}}, ["maxActiveTools", "97"]),
     "unknown-mode": ("config_error", {"policy": {"mode": "some"}}, ["mode", "some"]),
     "unknown-side-effects": ("config_error", {"policy": {"sideEffects": "never"}}, ["sideEffects", "never"]),
     "required-over-max-active": ("selection_error", {"policy": {"mode": "all", "maxActiveTools": 2}}, ["bigsrv"]),
+    "max-active-a-string": ("config_error", {"policy": {"maxActiveTools": "ten"}}, ["maxActiveTools", "ten"]),
+    "allowed-tools-not-a-list": ("config_error", {"policy": {"allowedTools": "search"}}, ["allowedTools", "search"]),
+    "denied-tool-not-a-string": ("config_error", {"policy": {"deniedTools": [7]}}, ["deniedTools", "7"]),
+    "pinned-tool-not-a-string": ("config_error", {"policy": {"pinnedTools": [["x"]]}}, ["pinnedTools"]),
+    "policy-not-an-object": ("config_error", {"policy": ["all"]}, ["policy"]),
+    "unknown-policy-field": ("config_error", {"policy": {"colour": "red"}}, ["colour"]),
+    "server-id-with-a-separator": ("config_error", {"id": "big__srv"}, ["big__srv"]),
+    "server-id-not-a-string": ("config_error", {"id": 7}, ["7"]),
 }
 
 
@@ -444,6 +497,29 @@ def test_error_messages_name_what_was_wrong(sut: Sut, fleets: Fleets, name: str)
             expected=f"a message naming {words}",
             observed=got.message,
             case=params,
+        )
+
+
+# What a message may call the JSON object an input schema must be.
+OBJECT_WORDS = ("object", "dict", "mapping")
+
+
+@clause("ERR-9.1")
+def test_an_error_over_a_malformed_definition_names_the_field_and_what_was_expected(sut: Sut, fleets: Fleets) -> None:
+    faults, extra = MALFORMED["schema-a-string"]
+    spec = FleetSpec(servers=(ServerSpec(id="rawsrv", tool_count=2, raw=True, faults=faults, tools=extra),), seed=4)
+    with fleets.serve(spec, {"rawsrv": {"mode": "all"}}) as served:
+        got = _attempt(sut, open_params(served.servers))
+        case = served.describe()
+    if not isinstance(got, OutcomeError):
+        pytest.skip("the run left the malformed tool out (ID-4): there is no error message to judge")
+    if "inputSchema" not in got.message or not any(word in got.message.casefold() for word in OBJECT_WORDS):
+        raise fail(
+            ("ERR-9.1",),
+            "the error over an input schema that is a string does not name the field and what was expected",
+            expected=f"a message naming inputSchema and saying it must be an object (any of {list(OBJECT_WORDS)})",
+            observed=got.message,
+            case=case,
         )
 
 

@@ -16,6 +16,7 @@ from conformance.suite._strategies import FleetAndPolicies, examples
 from conformance.suite._wire import (
     DISCOVERY,
     activated,
+    base_tools,
     catalog,
     fail,
     mcp_definitions,
@@ -145,7 +146,8 @@ def test_refusing_an_inactive_tool_points_to_discovery(sut: Sut, fleets: Fleets)
         cat = catalog(served.tools)
 
         async def body() -> tuple[str, dict[str, Any]]:
-            async with sut.open(open_params(served.servers)) as r:
+            # Base tools beside: refusing a name that is none of them is still a refusal.
+            async with sut.open(open_params(served.servers, base_tools(2))) as r:
                 active = names(await r.definitions())
                 left_out = sorted(set(cat) - set(active))
                 if not left_out:
@@ -161,6 +163,28 @@ def test_refusing_an_inactive_tool_points_to_discovery(sut: Sut, fleets: Fleets)
             "the refusal of an inactive tool does not tell the agent to use the discovery tool",
             expected=f"a message mentioning {DISCOVERY}",
             observed={"tool": inactive, "result": result},
+            case=case,
+        )
+
+
+@clause("GATE-2.2")
+def test_without_the_discovery_tool_a_refusal_does_not_point_to_it(sut: Sut, fleets: Fleets) -> None:
+    spec = FleetSpec(servers=(ServerSpec(id="s0", tool_count=3),), seed=6)
+    policies = {"s0": {"mode": "all"}}
+    with fleets.serve(spec, policies) as served:
+        case = served.describe()
+
+        async def body() -> tuple[list[str], dict[str, Any]]:
+            async with sut.open(open_params(served.servers)) as r:
+                return names(await r.definitions()), await r.call("s0__no_such_tool", {})
+
+        defs, result = run(body())
+    if DISCOVERY not in defs and DISCOVERY in result_text(result):
+        raise fail(
+            ("GATE-2.2",),
+            "a refusal tells the agent to use a discovery tool the run does not have",
+            expected=f"a message that does not mention {DISCOVERY}",
+            observed=result,
             case=case,
         )
 

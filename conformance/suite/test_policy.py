@@ -198,7 +198,8 @@ def test_only_eligible_tools_are_active(sut: Sut, fleets: Fleets, fleet: FleetAn
 @clause("POL-4.4", "POL-5.6", "POL-6.2")
 @examples(10)
 @given(FLEETS, st.integers(0, 8))
-@with_examples([*ALLOWLISTS, (_s0({}, 20), 0)])
+# In all mode allowedTools restricts nothing, a name the server does not offer included.
+@with_examples([*ALLOWLISTS, (_s0({}, 20), 0), (_s0({"allowedTools": ["no_such_tool"]}, 20), 0)])
 def test_an_open_policy_restricts_nothing(sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int) -> None:
     """Every tool of a server in ``all`` mode is active (required), whatever ``allowedTools``
     lists and whatever the annotations say when writes are allowed."""

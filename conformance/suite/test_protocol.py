@@ -320,6 +320,30 @@ def test_every_reply_validates_against_the_protocol_schemas(sut: Sut, fleets: Fl
             check(i, method, step)
 
 
+@clause("PRO-8.1", "PRO-8.2")
+def test_a_run_id_of_no_open_run_is_unknown_run_and_the_driver_goes_on(sut: Sut, fleets: Fleets) -> None:
+    with fleets.serve(FLEET) as served, _channel(sut, "PRO-8") as channel:
+        open_id = channel.result("open", "run.open", open_params(served.servers)).get("runId")
+        closed_id = channel.result("open another", "run.open", open_params(served.servers)).get("runId")
+        channel.result("close it", "run.close", {"runId": closed_id})
+        for run_id in ("no-such-run", closed_id):
+            for method, params in (
+                ("run.definitions", {}),
+                ("run.call", {"name": DISCOVERY, "arguments": {"query": "issues"}}),
+                ("run.request", {"extraTools": []}),
+                ("run.close", {}),
+            ):
+                what = f"{method} for {'a closed run' if run_id == closed_id else 'a run never opened'}"
+                error = channel.error_code(f"{method} {run_id}", method, params | {"runId": run_id}, -32602, what)
+                data = error.get("data")
+                if not isinstance(data, dict) or data.get("kind") != "unknown_run":
+                    raise channel.fail(
+                        f"{what} was refused with another kind", expected="data.kind unknown_run", observed=error
+                    )
+        channel.result("still open", "run.definitions", {"runId": open_id})
+        channel.result("close", "run.close", {"runId": open_id})
+
+
 # Seconds a driver may take to exit after answering shutdown (PROTOCOL.md's grace).
 SHUTDOWN_GRACE = 5.0
 

@@ -50,6 +50,13 @@ def _pinning(count: int, tools: int, **policy: Any) -> FleetAndPolicies:
     return spec, {"s0": {**policy, "pinnedTools": pinned}}
 
 
+def _pinning_beside(count: int, tools: int, other: int, **policy: Any) -> FleetAndPolicies:
+    """As :func:`_pinning`, beside a second server ``s1`` of ``other`` tools that the walk takes from."""
+    spec, _ = _auto(tools, other)
+    pinned = [t["name"] for t in generate_tools(spec.servers[0])[:count]]
+    return spec, {"s0": {**policy, "pinnedTools": pinned}, "s1": {}}
+
+
 # Fleets whose first round fills the 96 definitions exactly (base tools, the discovery
 # tool and as many ranked tools as the capacity takes): one definition more shows.
 FULL_FIRST_ROUNDS = [
@@ -73,6 +80,7 @@ OVER_FAIRNESS_CAP = [
 # Required tools against the cap: max(required, min(12, maxActiveTools)).
 REQUIRED_AND_CAP = [
     (_pinning(13, 20, maxActiveTools=20), 0),  # 13 pinned: the cap is 13, nothing ranked
+    (_pinning_beside(13, 20, 5, maxActiveTools=20), 0),  # the same while the walk takes s1's tools
     (_pinning(12, 20, maxActiveTools=20), 0),  # 12 pinned: the cap is 12, nothing ranked
     (_pinning(5, 30), 0),  # 5 pinned and 7 ranked: the pinned tools count against the 12
     (_auto(20, mode="all", maxActiveTools=20), 0),  # not auto: its 20 required tools, nothing ranked
@@ -467,6 +475,23 @@ FIRST_ROUND_CASES: dict[str, tuple[dict[str, list[ToolSpec]], dict[str, Any], in
         "deploy",
         {"s0__deploy_later", "s0__deploy_never", "s1__deploy_x", "s1__alpha"},
         "SEL-5.2",
+    ),
+    # capacity 1: create_list_alpha_beta (two words, a read verb and a write verb, read-only:
+    # 24 + 8 - 32 + 3) ties with zz_thing (read-only, no word: 3), the best tool before the
+    # message is read; the name decides, whatever the tools scored before the message.
+    "tie-between-a-matching-tool-and-the-best-other": (
+        {
+            "s0": [
+                ToolSpec(name="zz_thing", description="Thing.", annotations={"readOnlyHint": True}),
+                ToolSpec(name="create_list_alpha_beta", description="Thing.", annotations={"readOnlyHint": True}),
+                _tool("aa_x"),
+            ]
+        },
+        {},
+        94,
+        "show alpha beta",
+        {"s0__create_list_alpha_beta"},
+        "SEL-5.1",
     ),
     # capacity 4: read intent lifts the read tools over the write tools of equal words.
     "read-intent": (

@@ -155,7 +155,32 @@ def test_reply_problem_checks_the_structured_content_of_a_successful_discovery_c
     assert "run.call.discovery.schema.json at $.structuredContent: 'activeCount' is a required property" in problem
     assert "(and 1 more)" in problem
     assert reply_problem("run.call", {"runId": "r", "name": "gh__x"}, {"result": result}) is None
-    assert reply_problem("run.call", discovery, {"result": {**result, "isError": True}}) is None
+    refused = {
+        "content": [{"type": "text", "text": "refused"}],
+        "isError": True,
+        "structuredContent": {"activated": []},
+    }
+    assert reply_problem("run.call", discovery, {"result": refused}) is None
+
+
+@pytest.mark.parametrize(
+    ("content", "is_error", "where"),
+    [
+        ([], True, "$.content: no item matches: An error result says what happened in a non-empty text block."),
+        ([{"type": "text", "text": ""}], True, "$.content: no item matches"),
+        ([{"type": "image", "data": "", "mimeType": "image/png"}], True, "$.content: no item matches"),
+        ([{"type": "text"}], False, "$.content[0]: 'text' is a required property"),
+        ([{"type": "text", "text": None}], False, "$.content[0].text: None is not of type 'string'"),
+        ([{"type": "text", "text": "x", "annotations": None}], False, "$.content[0].annotations: None is not of type"),
+    ],
+)
+def test_a_call_result_holds_mcp_content_blocks_and_an_error_says_what_happened(
+    content: list[object], is_error: bool, where: str
+) -> None:
+    problem = reply_problem("run.call", {"name": "gh__x"}, {"result": {"content": content, "isError": is_error}})
+
+    assert problem is not None
+    assert f"run.call: the result breaks run.call.result.schema.json at {where}" in problem
 
 
 def test_reply_problem_checks_an_error_against_the_error_schema() -> None:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import pytest
@@ -146,6 +146,13 @@ async def test_an_exception_with_kind_and_message_becomes_an_outcome_error(sut: 
     assert (refused.value.kind, refused.value.message) == (kind, "because")
 
 
+async def test_an_outcome_without_a_string_message_is_misbehaviour(sut: Sut, fake: FakeSut) -> None:
+    fake.failure = Refusal("config_error", cast(Any, None))
+
+    with pytest.raises(SutMisbehaved, match="raised config_error with a message that is not a string: None"):
+        await sut.open(PARAMS)
+
+
 async def test_an_outcome_of_unknown_kind_is_misbehaviour(sut: Sut, fake: FakeSut) -> None:
     fake.failure = Refusal("budget_exceeded", "too many")
 
@@ -188,6 +195,10 @@ async def test_an_in_process_call_that_hangs_past_the_timeout_is_misbehaviour(fa
         ("result", {"isError": False}, "run.call result has no 'content' list"),
         ("result", {"content": [], "isError": "false"}, "run.call result has no boolean 'isError'"),
         ("result", {"content": [], "isError": False, "structuredContent": []}, "'structuredContent' that is not"),
+        # What only the protocol's schemas say, held against an in-process answer too.
+        ("tools", [{"name": "", "description": "", "inputSchema": {}}], "run.definitions.result.schema.json at"),
+        ("result", {"content": [{"type": "text"}], "isError": False}, "run.call.result.schema.json at $.content[0]"),
+        ("result", {"content": [], "isError": True}, "no item matches: An error result says what happened"),
     ],
 )
 async def test_an_answer_of_the_wrong_shape_is_misbehaviour(

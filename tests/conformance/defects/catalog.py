@@ -205,6 +205,18 @@ def arguments_filtered_to_schema() -> None:
     _swap(AdaptiveToolset, "call", _call)
 
 
+@defect("CAT-4.4", "the server's structuredContent is dropped from the result")
+def structured_content_dropped() -> None:
+    """Only the content blocks and the error flag of a server's result reach the caller."""
+    call = _connections.Connection.call
+
+    async def _call(self: _connections.Connection, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        result = await call(self, name, arguments)
+        return {key: value for key, value in result.items() if key != "structuredContent"}
+
+    _swap(_connections.Connection, "call", _call)
+
+
 @variant(
     "ID-2",
     "tools whose qualified names break the provider rule are left out, not mapped",

@@ -4,6 +4,7 @@ candidates and bounds, its result, invalid arguments, scoping, and lexical relev
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -67,6 +68,11 @@ def server_ids_typed_as_string() -> None:
 @defect("DSC-2.3", "the discovery tool's schema types limit as a number")
 def limit_typed_as_number() -> None:
     _edit_schema(lambda schema: schema["properties"]["limit"].update(type="number"))
+
+
+@defect("DSC-2.4", "the discovery tool's schema gives limit a minimum of 2, though 1 is accepted")
+def limit_minimum_two() -> None:
+    _edit_schema(lambda schema: schema["properties"]["limit"].update(minimum=2))
 
 
 # Candidates -----------------------------------------------------------------------------------
@@ -237,6 +243,28 @@ def nothing_when_room_below_limit() -> None:
     during_search(eligibility=nothing, when=short)
 
 
+@defect("DSC-5.8", "a scoped discovery call stops at the first match outside its scope")
+def scoped_walk_stops_outside_the_scope() -> None:
+    """The walk of the ranked matches ends, instead of skipping, at a tool of a server the
+    call's ``server_ids`` leaves out."""
+    search = AdaptiveToolset.search
+
+    def scoped(self: AdaptiveToolset, arguments: Any) -> dict[str, Any]:
+        scope = arguments.get("server_ids") if isinstance(arguments, Mapping) else None
+        if not isinstance(scope, list) or not scope:
+            return search(self, arguments)
+        entries, index = self.catalog.entries, self._index
+        self._index = AlteredIndex(
+            index, matches=lambda found, _q: itertools.takewhile(lambda i: entries[i].server_id in scope, found)
+        )
+        try:
+            return search(self, arguments)
+        finally:
+            self._index = index
+
+    _swap(AdaptiveToolset, "search", scoped)
+
+
 # Result ---------------------------------------------------------------------------------------
 
 
@@ -260,6 +288,20 @@ def active_count_before_the_call() -> None:
 def remaining_capacity_ignores_base_tools() -> None:
     def edit(toolset: AdaptiveToolset, _a: Any, result: dict[str, Any], _b: list[str]) -> None:
         result["structuredContent"]["remainingCapacity"] += toolset.budgets.base_tools
+
+    _edit_result(edit)
+
+
+@defect("DSC-6.4", "the text of a discovery result gives only the counts, not the tools")
+def text_without_the_activated_tools() -> None:
+    def edit(_t: AdaptiveToolset, _a: Any, result: dict[str, Any], _b: list[str]) -> None:
+        content = result["structuredContent"]
+        result["content"] = [
+            {
+                "type": "text",
+                "text": f"Active MCP tools: {content['activeCount']}; remaining capacity: {content['remainingCapacity']}.",
+            }
+        ]
 
     _edit_result(edit)
 

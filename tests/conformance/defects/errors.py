@@ -252,6 +252,24 @@ def server_with_a_malformed_tool_left_out() -> None:
     _leave_out(_malformed)
 
 
+@defect("ERR-8.2", "a listed entry that is not an object fails the run without its position")
+def entry_position_lost() -> None:
+    """The listing fails naming the server, but an entry that is no tool object at all
+    (it has no name) is not named by its position."""
+    malformed = _connections.Connection._malformed
+
+    def _malformed(self: _connections.Connection, error: ValidationError) -> ServerConnectionError:
+        problems = error.errors()
+        loc = problems[0].get("loc", ()) if problems else ()
+        if len(loc) == 2 and loc[0] == "tools":
+            return ServerConnectionError(
+                f"server {self.config.id!r} listed a tool that is not an object", server_id=self.config.id
+            )
+        return malformed(self, error)
+
+    _swap(_connections.Connection, "_malformed", _malformed)
+
+
 def _unchecked_listing() -> None:
     """A listing the client cannot validate is read from the raw page instead of failing."""
 

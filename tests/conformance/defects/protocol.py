@@ -69,6 +69,38 @@ def open_lists_servers_before_checking_params() -> None:
     _swap(_session.ReferenceDriver, "open_run", open_run)
 
 
+@defect("PRO-8.1", "a runId of no open run is refused as invalid params")
+def unknown_run_is_invalid_params() -> None:
+    original = _session.ReferenceDriver._run
+
+    def _run(self: _session.ReferenceDriver, method: str, params: dict[str, Any]) -> Any:
+        try:
+            return original(self, method, params)
+        except _session.DriverError as error:
+            if error.kind == "unknown_run":
+                raise _session.DriverError("invalid_params", error.message, path="$.runId") from None
+            raise
+
+    _swap(_session.ReferenceDriver, "_run", _run)
+
+
+@defect("PRO-8.2", "a runId of no open run closes the runs that are open")
+def unknown_run_closes_the_open_runs() -> None:
+    original = _session.ReferenceDriver._run
+
+    def _run(self: _session.ReferenceDriver, method: str, params: dict[str, Any]) -> Any:
+        try:
+            return original(self, method, params)
+        except _session.DriverError as error:
+            if error.kind == "unknown_run":
+                for run in self._runs.values():
+                    run.stop.set()
+                self._runs.clear()
+            raise
+
+    _swap(_session.ReferenceDriver, "_run", _run)
+
+
 @defect("PRO-6.2", "a discovery result gives activeCount and remainingCapacity as strings")
 def discovery_counts_as_strings() -> None:
     original = AdaptiveToolset.search

@@ -247,6 +247,26 @@ WORKBENCH_CASES = (
         ("service service archive", ("RNK-2", "RNK-8"), "a word said twice ties a word said once: the name decides"),
         ("pr 合并请求: open issues in repository", ("RNK-5", "RNK-8"), "two aliases of one target tie two word hits"),
     ),
+    # The first round merges the tools the message touches into the order the prompt and
+    # the annotations give the others, where a boundary of the walk falls between them.
+    *_cases(
+        RELEASE,
+        (
+            "cycles days",
+            ("SEL-5", "RNK-2", "RNK-3"),
+            "a tool the prompt alone lifts (14) ranks between two message hits",
+        ),
+        (
+            "add reviews",
+            ("SEL-5", "RNK-2", "RNK-8"),
+            "a message hit (12) one point above a prompt-only tool named before it",
+        ),
+    ),
+    # A server id inside a word of the prompt does not name the server (RNK-3.3).
+    *_cases(
+        "Never read the blogs.",
+        ("tail the log", ("RNK-3", "RNK-7", "RNK-8"), "logs inside blogs names no server: the names decide"),
+    ),
 )
 
 # Tool names outside the provider rule `^[A-Za-z0-9_-]{1,64}$`: how an implementation exposes
