@@ -324,20 +324,26 @@ class Row:
     survived: int = 0
     equivalent: int = 0
     awaiting: int = 0
+    not_run: int = 0
 
     def add(self, other: Row) -> None:
-        for name in ("generated", "killed", "timed_out", "survived", "equivalent", "awaiting"):
+        for name in ("generated", "killed", "timed_out", "survived", "equivalent", "awaiting", "not_run"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
     @property
     def score(self) -> float:
-        relevant = self.generated - self.equivalent
+        relevant = self.generated - self.equivalent - self.not_run
         return 100.0 if relevant == 0 else 100.0 * (self.killed + self.timed_out) / relevant
+
+    @property
+    def score_text(self) -> str:
+        ran = self.generated - self.equivalent - self.not_run
+        return "–" if ran == 0 and self.not_run else f"{self.score:.1f}%"
 
     def cells(self) -> str:
         return (
             f"| {self.module} | {self.generated} | {self.killed} | {self.survived} | {self.timed_out} "
-            f"| {self.equivalent} | {self.awaiting} | {self.score:.1f}% |"
+            f"| {self.equivalent} | {self.awaiting} | {self.not_run} | {self.score_text} |"
         )
 
 
@@ -362,6 +368,8 @@ class Results:
 def collect(verdicts: dict[str, dict[str, str]]) -> Results:
     equivalent, awaiting = verdicts.get("equivalent", {}), verdicts.get("awaiting", {})
     extras = json.loads(EXTRA_RESULTS.read_text()) if EXTRA_RESULTS.exists() else {}
+    # Extra mutants a cut-short run never reached count as not run, not as absent.
+    unrun_extras = [e for e in extra_mutants() if e.name not in extras]
     results = Results()
     used: set[str] = set()
     for path, section in MODULES:
@@ -369,9 +377,11 @@ def collect(verdicts: dict[str, dict[str, str]]) -> Results:
         codes = mutmut_results(path)
         statuses = {name: _STATUS.get(code, KILLED) if code is not None else NOT_RUN for name, code in codes.items()}
         statuses |= {name: e["status"] for name, e in extras.items() if e["path"] == path}
+        statuses |= {e.name: NOT_RUN for e in unrun_extras if e.path == path}
         for name, status in sorted(statuses.items()):
             row.generated += 1
             if status == NOT_RUN:
+                row.not_run += 1
                 results.missing.append(name)
             elif status == KILLED:
                 row.killed += 1
@@ -423,10 +433,10 @@ def render(results: Results, wall: str) -> str:
         "`scripts/mutation-verdicts.toml`). Each mutant is a small change to one module of",
         "`reference_impl`; the shipped suite (`conformance/suite`, in process against the reference,",
         "`--hypothesis-seed 0 --conformance-thoroughness quick`) is the only killer. Score: killed",
-        "(timed out included) ÷ mutants not judged equivalent.",
+        "(timed out included) ÷ mutants run and not judged equivalent.",
         "",
-        "| module | mutants | killed | survived | timed out | judged equivalent | awaiting a check | score |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| module | mutants | killed | survived | timed out | judged equivalent | awaiting a check | not run | score |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     total = Row("total", "")
     groups = {section: Row(section, section) for section in GOALS}
@@ -436,12 +446,19 @@ def render(results: Results, wall: str) -> str:
         groups[row.section].add(row)
     out.append(total.cells().replace("| total |", "| **total** |"))
     out += ["", "Goals: " + "; ".join(
-        f"{'met' if groups[s].score >= goal else 'NOT met'}: {groups[s].score:.1f}% of the {s} modules' "
-        f"non-equivalent mutants killed (goal ≥ {goal:g}%)" for s, goal in GOALS.items()
+        f"{'met' if groups[s].score >= goal else 'NOT met'}{' so far' if groups[s].not_run else ''}: "
+        f"{groups[s].score:.1f}% of the {s} modules' "
+        f"non-equivalent mutants killed (goal ≥ {goal:g}%)"
+        + (f", {groups[s].not_run} not run" if groups[s].not_run else "") for s, goal in GOALS.items()
     ) + "."]  # fmt: skip
     out += ["", f"Wall time of the run that produced these numbers: {wall}.", ""]
     if results.missing:
-        out += [f"**{len(results.missing)} mutants were not run** (an interrupted run): the table is incomplete.", ""]
+        out += [
+            f"**{len(results.missing)} mutants were not run**: the run was cut short, so the scores cover only the "
+            "mutants that ran and a goal marked met is not yet established for the rest. "
+            "`scripts/mutation --resume` runs them.",
+            "",
+        ]
     out += _method()
     for verdict, title in (
         ("", "Survivors without a verdict"),
