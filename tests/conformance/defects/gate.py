@@ -43,14 +43,16 @@ def discovered_tools_not_executable() -> None:
     _swap(AdaptiveToolset, "_activate", _activate)
 
 
-@defect("GATE-4.1", "a refusal is an error result with no content")
-def refusal_without_message() -> None:
-    """The gate refuses with ``isError: true`` and an empty ``content``: the agent learns nothing."""
+@defect("GATE-4.1", "a refusal comes back without the error flag")
+def refusal_without_error_flag() -> None:
+    """The gate refuses with a message but ``isError: false``: the agent takes the refusal
+    for the tool's output. (A refusal with the flag and no message breaks the result schema,
+    which PRO-6 judges before any GATE check.)"""
     original = AdaptiveToolset.call
 
     async def call(self: AdaptiveToolset, name: str, arguments: Any = None) -> dict[str, Any]:
         result = await original(self, name, arguments)
-        return {**result, "content": []} if _refused_by_gate(self, name) else result
+        return {**result, "isError": False} if _refused_by_gate(self, name) else result
 
     _swap(AdaptiveToolset, "call", call)
 

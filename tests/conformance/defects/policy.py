@@ -516,7 +516,7 @@ def qualified_policy_names() -> None:
 )
 def unknown_policy_names_ignored() -> None:
     """Names the server does not offer are dropped from the policy; an allowedTools that
-    named nothing else still admits nothing."""
+    named nothing else still admits nothing where it restricts (``all`` mode ignores it)."""
     resolve = _policy.resolve_policies
 
     def resolve_policies(servers: Sequence[ServerConfig], catalog: Catalog) -> Eligibility:
@@ -534,7 +534,9 @@ def unknown_policy_names_ignored() -> None:
         ]
         eligibility = resolve(kept, catalog)
         emptied = {
-            s.id for s, k in zip(servers, kept, strict=True) if s.policy.allowed_tools and not k.policy.allowed_tools
+            s.id
+            for s, k in zip(servers, kept, strict=True)
+            if s.policy.mode != "all" and s.policy.allowed_tools and not k.policy.allowed_tools
         }
         excluded = {e.index: _NOT_ALLOWED for sid in emptied for e in catalog.by_server.get(sid, [])}
         required = {sid: () if sid in emptied else indexes for sid, indexes in eligibility.required.items()}
