@@ -462,18 +462,30 @@ def test_a_listed_entry_that_is_not_a_tool_object_is_named_by_its_position(sut: 
         )
 
 
+# Each failure of ERR-1/ERR-3 with the words its message must carry (ERR-9.1): the server
+# (a policy's errors name it by id, which ``servers[0]`` alone would leave to counting),
+# the field, and the value.
 ERROR_MESSAGES: dict[str, tuple[str, dict[str, Any], list[str]]] = {
     "bad-server-id": ("config_error", {"id": "s.0"}, ["s.0"]),
-    "max-active-out-of-range": ("config_error", {"policy": {"maxActiveTools": 97}}, ["maxActiveTools", "97"]),
-    "unknown-mode": ("config_error", {"policy": {"mode": "some"}}, ["mode", "some"]),
-    "unknown-side-effects": ("config_error", {"policy": {"sideEffects": "never"}}, ["sideEffects", "never"]),
+    "max-active-out-of-range": ("config_error", {"policy": {"maxActiveTools": 97}}, ["bigsrv", "maxActiveTools", "97"]),
+    "unknown-mode": ("config_error", {"policy": {"mode": "some"}}, ["bigsrv", "mode", "some"]),
+    "unknown-side-effects": ("config_error", {"policy": {"sideEffects": "never"}}, ["bigsrv", "sideEffects", "never"]),
     "required-over-max-active": ("selection_error", {"policy": {"mode": "all", "maxActiveTools": 2}}, ["bigsrv"]),
-    "max-active-a-string": ("config_error", {"policy": {"maxActiveTools": "ten"}}, ["maxActiveTools", "ten"]),
-    "allowed-tools-not-a-list": ("config_error", {"policy": {"allowedTools": "search"}}, ["allowedTools", "search"]),
-    "denied-tool-not-a-string": ("config_error", {"policy": {"deniedTools": [7]}}, ["deniedTools", "7"]),
-    "pinned-tool-not-a-string": ("config_error", {"policy": {"pinnedTools": [["x"]]}}, ["pinnedTools"]),
-    "policy-not-an-object": ("config_error", {"policy": ["all"]}, ["policy"]),
-    "unknown-policy-field": ("config_error", {"policy": {"colour": "red"}}, ["colour"]),
+    "max-active-a-string": ("config_error", {"policy": {"maxActiveTools": "ten"}}, ["bigsrv", "maxActiveTools", "ten"]),
+    "allowed-tools-not-a-list": (
+        "config_error",
+        {"policy": {"allowedTools": "search"}},
+        ["bigsrv", "allowedTools", "search"],
+    ),
+    "allowed-tool-not-a-string": (
+        "config_error",
+        {"policy": {"allowedTools": [3.5]}},
+        ["bigsrv", "allowedTools", "3.5"],
+    ),
+    "denied-tool-not-a-string": ("config_error", {"policy": {"deniedTools": [7]}}, ["bigsrv", "deniedTools", "7"]),
+    "pinned-tool-not-a-string": ("config_error", {"policy": {"pinnedTools": [["x"]]}}, ["bigsrv", "pinnedTools"]),
+    "policy-not-an-object": ("config_error", {"policy": ["all"]}, ["bigsrv", "policy"]),
+    "unknown-policy-field": ("config_error", {"policy": {"colour": "red"}}, ["bigsrv", "colour"]),
     "server-id-with-a-separator": ("config_error", {"id": "big__srv"}, ["big__srv"]),
     "server-id-not-a-string": ("config_error", {"id": 7}, ["7"]),
 }

@@ -63,7 +63,11 @@ def parse_servers(servers: Sequence[Mapping[str, Any]]) -> list[ServerConfig]:
     for i, server in enumerate(servers):
         where = f"servers[{i}]"
         target = _target(server["transport"])
-        policy = ToolPolicy.from_wire(server.get("policy"), f"{where}.policy")
+        # A policy error names the server by id as well, so that it reads without counting.
+        sid = server.get("id")
+        policy = ToolPolicy.from_wire(
+            server.get("policy"), f"{where} ({sid!r}).policy" if isinstance(sid, str) else f"{where}.policy"
+        )
         # A bad id is a configuration error (R7), not a protocol error.
         server_id = check_server_id(server.get("id"), f"{where}.id")
         configs.append(ServerConfig(id=server_id, target=target, policy=policy))
