@@ -11,20 +11,27 @@ Run as a script, ``python _paged_server.py PAGES LOG``: ``PAGES`` is a JSON list
 hands out the cursor of the next page and the others end the listing in that way; ``LOG``
 is a file to which the cursor of every ``tools/list`` request is appended, one JSON value
 a line. A cursor this server never handed out (the empty string included) is answered
-with an error. It imports only the standard library, so that it starts quickly.
+with an error. Run with no arguments, it reads ``PAGES`` and ``LOG`` from the environment
+variables ``PAGED_SERVER_PAGES`` and ``PAGED_SERVER_LOG`` instead, so that the suite can
+check that a host starts a stdio server with the environment it was configured with. It
+imports only the standard library, so that it starts quickly.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ENDINGS", "PATH", "cursor_of", "serve"]
+__all__ = ["ENDINGS", "ENV_LOG", "ENV_PAGES", "PATH", "cursor_of", "serve"]
 
 #: This file: the script a stdio transport runs.
 PATH = Path(__file__).resolve()
+#: The environment variables that stand for the arguments.
+ENV_PAGES = "PAGED_SERVER_PAGES"
+ENV_LOG = "PAGED_SERVER_LOG"
 #: How a page without a next page ends the listing.
 ENDINGS = ("absent", "null", "empty")
 _META_VERSION = "io.modelcontextprotocol/protocolVersion"
@@ -100,4 +107,9 @@ def serve(pages: list[dict[str, Any]], log: Path) -> None:
 
 
 if __name__ == "__main__":
-    serve(json.loads(sys.argv[1]), Path(sys.argv[2]))
+    if len(sys.argv) == 3:
+        serve(json.loads(sys.argv[1]), Path(sys.argv[2]))
+    elif ENV_PAGES in os.environ and ENV_LOG in os.environ:
+        serve(json.loads(os.environ[ENV_PAGES]), Path(os.environ[ENV_LOG]))
+    else:
+        sys.exit(f"usage: {PATH.name} PAGES LOG, or no arguments and {ENV_PAGES} and {ENV_LOG} set")

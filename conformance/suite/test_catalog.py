@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 from conformance import OutcomeError, Sut, clause
 from conformance.suite._fleets import Fleets
 from conformance.suite._oracle import read_only as read_only_tool
-from conformance.suite._paged_server import ENDINGS
+from conformance.suite._paged_server import ENDINGS, ENV_LOG, ENV_PAGES
 from conformance.suite._paged_server import PATH as PAGED_SERVER
 from conformance.suite._strategies import examples
 from conformance.suite._wire import (
@@ -173,6 +174,31 @@ def _paged_listing(ending: str) -> list[dict[str, Any]]:
         first = sum(sizes[:i])
         pages.append({"tools": tools[first : first + size], "next": "cursor" if i < len(sizes) - 1 else ending})
     return pages
+
+
+@clause("CAT-1.4")
+def test_a_stdio_server_starts_with_the_environment_it_is_configured_with(sut: Sut, tmp_path: Path) -> None:
+    """The server is a script run with no arguments (``args`` left out) that finds its
+    listing only in ``env``: without those variables it exits."""
+    tool = {"name": "from_env", "description": "Listed from the environment.", "inputSchema": {"type": "object"}}
+    log = tmp_path / "cursors.jsonl"
+    script = tmp_path / "serve-from-env"
+    script.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(PAGED_SERVER))}\n')
+    script.chmod(0o755)
+    env = {ENV_PAGES: json.dumps([{"tools": [tool], "next": "absent"}]), ENV_LOG: str(log)}
+    transport = {"type": "stdio", "command": str(script), "env": env}
+    policy = {"mode": "all"}
+    got = run(refusal_or(sut, open_params([{"id": "envsrv", "transport": transport, "policy": policy}])))
+    case = {"transport": transport, "policies": {"envsrv": policy}}
+    shown = [] if isinstance(got, OutcomeError) else names(mcp_definitions(got, []))
+    if "envsrv__from_env" not in shown:
+        raise fail(
+            ("CAT-1.4",),
+            "a stdio server configured with env and no args was not started with exactly those",
+            expected="an open run exposing envsrv__from_env",
+            observed=str(got) if isinstance(got, OutcomeError) else shown,
+            case=case,
+        )
 
 
 @clause("CAT-2.1", "CAT-2.3")

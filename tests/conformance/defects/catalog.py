@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from reference_impl import _catalog, _connections, _policy, _toolset
 from reference_impl._catalog import Catalog, CatalogEntry
+from reference_impl._config import StdioTarget
 from reference_impl._toolset import AdaptiveToolset
 from tests.conformance.defects._patches import _swap
 from tests.conformance.defects._registry import defect, variant
@@ -59,6 +60,20 @@ def left_out_tools_forgotten() -> None:
         self._eligibility = dataclasses.replace(self._eligibility, excluded=excluded)
 
     _swap(AdaptiveToolset, "__init__", __init__)
+
+
+@defect("CAT-1.4", "a stdio server is started without the env it is configured with")
+def stdio_env_ignored() -> None:
+    """The server inherits the host's environment; the variables configured for it are lost."""
+    client_for = _connections.Connection._client_for
+
+    def _client_for(self: _connections.Connection) -> Any:
+        target = self.config.target
+        if isinstance(target, StdioTarget) and target.env is not None:
+            self.config = dataclasses.replace(self.config, target=dataclasses.replace(target, env=None))
+        return client_for(self)
+
+    _swap(_connections.Connection, "_client_for", _client_for)
 
 
 def _list_pages(stop: Any) -> None:
