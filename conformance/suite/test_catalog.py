@@ -183,7 +183,7 @@ def test_a_stdio_server_starts_with_the_environment_it_is_configured_with(sut: S
     tool = {"name": "from_env", "description": "Listed from the environment.", "inputSchema": {"type": "object"}}
     log = tmp_path / "cursors.jsonl"
     script = tmp_path / "serve-from-env"
-    script.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(PAGED_SERVER))}\n')
+    script.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(PAGED_SERVER))}\n")
     script.chmod(0o755)
     env = {ENV_PAGES: json.dumps([{"tools": [tool], "next": "absent"}]), ENV_LOG: str(log)}
     transport = {"type": "stdio", "command": str(script), "env": env}
