@@ -247,6 +247,19 @@ def hanging_server_left_out() -> None:
     _leave_out(_timed_out)
 
 
+@defect("ERR-5.3", "listTimeoutSeconds is ignored: listing is bounded only by the host's own two minutes")
+def list_timeout_ignored() -> None:
+    """A bound exists, so ERR-5.2 holds; it is just not the one the caller asked for."""
+    init = _connections.Connection.__init__
+
+    def __init__(
+        self: _connections.Connection, config: Any, *, list_timeout: float, call_timeout: float | None
+    ) -> None:
+        init(self, config, list_timeout=120.0, call_timeout=call_timeout)
+
+    _swap(_connections.Connection, "__init__", __init__)
+
+
 @defect("ERR-8.2", "a server that lists a malformed tool is left out whole; the run opens without it")
 def server_with_a_malformed_tool_left_out() -> None:
     _leave_out(_malformed)
