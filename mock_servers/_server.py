@@ -222,6 +222,10 @@ class ServerCore:
             if self.transport == "stdio":
                 self.exit_process(75, "drop_mid_call")
             raise DropConnection("drop_mid_call")
+        if faults.calls_error(name):
+            self.record("tool_called", name=name, arguments=args, isError=True, protocolVersion=protocol_version)
+            self.fault("error_on_call", tool=name)
+            raise MCPError(types.INTERNAL_ERROR, f"tools/call of {name} failed (injected error_on_call fault)")
         outcome = self.outcome(tool, name, args)
         if not outcome.is_error and faults.calls_fail(name):
             self.fault("tool_call_error", tool=name)

@@ -97,6 +97,7 @@ class Faults:
     hang_on_list: int | None = None
     slow: float = 0.0
     tool_call_error: tuple[str, ...] = ()
+    error_on_call: tuple[str, ...] = ()
     drop_mid_call: tuple[str, ...] = ()
     duplicate_names: int = 0
     bad_names: tuple[str, ...] = ()
@@ -127,11 +128,16 @@ class Faults:
     def calls_fail(self, tool: str) -> bool:
         return "*" in self.tool_call_error or tool in self.tool_call_error
 
+    def calls_error(self, tool: str) -> bool:
+        return "*" in self.error_on_call or tool in self.error_on_call
+
     def calls_drop(self, tool: str) -> bool:
         return "*" in self.drop_mid_call or tool in self.drop_mid_call
 
 
 _FAULT_FIELDS = tuple(Faults.__dataclass_fields__)
+#: The faults that name the tools whose calls they hit.
+_CALL_FAULTS = ("tool_call_error", "error_on_call", "drop_mid_call")
 _FAULT_COUNTS = (
     "duplicate_names",
     "huge_descriptions",
@@ -348,7 +354,7 @@ def _server_id(r: FieldReader, d: Mapping[str, Any], path: str) -> str:
 
 def _check_fault_targets(r: FieldReader, server: ServerSpec, path: str) -> None:
     """Faults that name tools must name tools the server lists, or they would never fire."""
-    named = {k: [n for n in getattr(server.faults, k) if n != "*"] for k in ("tool_call_error", "drop_mid_call")}
+    named = {k: [n for n in getattr(server.faults, k) if n != "*"] for k in _CALL_FAULTS}
     if not any(named.values()):
         return
     from mock_servers._generate import generate_tools  # generation builds on this module
@@ -414,6 +420,7 @@ def _faults_from_dict(r: FieldReader, raw: Any, path: str) -> Faults:
         hang_on_list=r.page(d, "hang_on_list", path),
         slow=r.number(d, "slow", path, 0.0, LIMITS.slow_seconds),
         tool_call_error=r.strings(d, "tool_call_error", path),
+        error_on_call=r.strings(d, "error_on_call", path),
         drop_mid_call=r.strings(d, "drop_mid_call", path),
         bad_names=tuple(k for k in bad_names if k in BAD_NAME_KINDS),
         huge_description_chars=r.integer(d, "huge_description_chars", path, default_chars, 1, LIMITS.description_chars),

@@ -113,6 +113,7 @@ def _faults(raw: bool) -> st.SearchStrategy[Faults]:
         st.builds(Faults, hang_on_list=st.integers(0, 2)),
         st.builds(Faults, crash_on_list=st.integers(0, 2)),
         st.builds(Faults, tool_call_error=st.just(("*",))),
+        st.builds(Faults, error_on_call=st.just(("*",))),
         st.builds(Faults, drop_mid_call=st.just(("*",))),
         st.builds(Faults, duplicate_names=st.integers(1, 3)),
         st.builds(

@@ -132,6 +132,19 @@ async def test_tool_call_error_fails_only_the_named_tools(tmp_path: Path) -> Non
     assert [f["tool"] for f in read_ledger(ledger).faults("s", "tool_call_error")] == [tools[0]["name"]]
 
 
+async def test_error_on_call_answers_the_named_tools_with_a_json_rpc_error(tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.jsonl"
+    tools = generate_tools(ServerSpec(id="s", tool_count=4))
+    server = ServerSpec(id="s", tool_count=4, faults=Faults(error_on_call=(tools[0]["name"],)))
+    async with Client(memory_server(server, Ledger(ledger))) as client:
+        await list_all(client)
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool(tools[0]["name"], example_arguments(tools[0]))
+        fine = await client.call_tool(tools[1]["name"], example_arguments(tools[1]))
+    assert (caught.value.code, fine.is_error) == (types.INTERNAL_ERROR, False)
+    assert [f["tool"] for f in read_ledger(ledger).faults("s", "error_on_call")] == [tools[0]["name"]]
+
+
 async def test_in_memory_a_dropped_call_or_crashed_listing_is_a_connection_closed_error(tmp_path: Path) -> None:
     ledger = tmp_path / "ledger.jsonl"
     server = ServerSpec(id="s", tool_count=4, page_size=2, faults=Faults(drop_mid_call=("*",), crash_on_list=1))
