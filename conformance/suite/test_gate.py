@@ -4,6 +4,7 @@ run going on after each of them."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, cast
 
 import pytest
@@ -26,7 +27,7 @@ from conformance.suite._wire import (
     result_text,
     run,
 )
-from mock_servers import Faults, FleetSpec, ServerSpec, example_arguments
+from mock_servers import Faults, FleetSpec, ServerSpec, example_arguments, generate_tools
 from mock_servers.strategies import fleet_specs
 
 
@@ -102,24 +103,34 @@ def test_gate_refuses_every_name_that_is_not_active(sut: Sut, fleets: Fleets, sp
 
 
 # Each way a call can go wrong (GATE-4.1, GATE-4.2): a refusal by the gate, an error result
-# from the server, a connection dropped mid-call. The sentence each one breaks first.
-FAILED_CALLS = {"refusal": "GATE-4.1", "tool_call_error": "GATE-4.2", "drop_mid_call": "GATE-4.2"}
+# from the server, a JSON-RPC error from the server, a connection dropped mid-call. The
+# sentence each one breaks first.
+FAILED_CALLS = {
+    "refusal": "GATE-4.1",
+    "tool_call_error": "GATE-4.2",
+    "error_on_call": "GATE-4.2",
+    "drop_mid_call": "GATE-4.2",
+}
 
 
 @clause("GATE-4.1", "GATE-4.2", "GATE-4.3")
 @pytest.mark.parametrize("how", sorted(FAILED_CALLS))
 def test_a_refused_or_failed_call_is_an_error_result_and_the_run_goes_on(sut: Sut, fleets: Fleets, how: str) -> None:
-    faults = Faults() if how == "refusal" else Faults(**cast(dict[str, Any], {how: ("*",)}))
-    spec = FleetSpec(
-        servers=(ServerSpec(id="bad", tool_count=3, faults=faults), ServerSpec(id="good", tool_count=3)), seed=1
-    )
+    """After the failure, a call to another server runs; so does a call to another tool of
+    the same server, unless the failure was the connection to it being dropped."""
+    bad = ServerSpec(id="bad", tool_count=3)
+    failing = generate_tools(bad)[0]["name"]
+    if how != "refusal":
+        bad = dataclasses.replace(bad, faults=Faults(**cast(dict[str, Any], {how: (failing,)})))
+    spec = FleetSpec(servers=(bad, ServerSpec(id="good", tool_count=3)), seed=1)
     policies = {"bad": {"mode": "all"}, "good": {"mode": "all"}}
     with fleets.serve(spec, policies) as served:
         case = served.describe() | {"call": how}
 
         async def body() -> None:
             async with sut.open(open_params(served.servers)) as r:
-                bad_tool = served.tools["bad"][0]
+                bad_tool = next(t for t in served.tools["bad"] if t["name"] == failing)
+                other_tool = next(t for t in served.tools["bad"] if t["name"] != failing)
                 name = "bad__no_such_tool" if how == "refusal" else f"bad__{bad_tool['name']}"
                 result = await r.call(name, example_arguments(bad_tool))
                 if not result["isError"] or not _has_message(result):
@@ -130,10 +141,18 @@ def test_a_refused_or_failed_call_is_an_error_result_and_the_run_goes_on(sut: Su
                         observed=result,
                         case=case,
                     )
-                good_tool = served.tools["good"][0]
-                after = await r.call(f"good__{good_tool['name']}", example_arguments(good_tool))
-                if after["isError"]:
-                    raise fail(("GATE-4.3",), f"the run was not usable after a {how}", observed=after, case=case)
+                later = [("good", served.tools["good"][0])]
+                if how != "drop_mid_call":
+                    later.append(("bad", other_tool))
+                for sid, tool in later:
+                    after = await r.call(f"{sid}__{tool['name']}", example_arguments(tool))
+                    if after["isError"]:
+                        raise fail(
+                            ("GATE-4.3",),
+                            f"the run was not usable after a {how}: a call to {sid}__{tool['name']} failed",
+                            observed=after,
+                            case=case,
+                        )
 
         run(body())
 

@@ -97,6 +97,20 @@ def run_aborts_after_a_refusal() -> None:
     _abort_after(refused=True)
 
 
+@defect("GATE-4.3", "a JSON-RPC error from a server ends its connection: its later calls fail")
+def connection_lost_after_a_server_error() -> None:
+    """The error result comes back as it should; the server's other tools are gone with it."""
+    original = _connections.Connection.call
+
+    async def call(self: _connections.Connection, name: str, arguments: Any) -> dict[str, Any]:
+        result = await original(self, name, arguments)
+        if result["isError"] and "MCP error" in str(result.get("content")):
+            self._client = None
+        return result
+
+    _swap(_connections.Connection, "call", call)
+
+
 @defect("GATE-4.4", "callTimeoutSeconds is ignored: a slow tool call is waited for")
 def call_time_out_ignored() -> None:
     """Every MCP tool call is waited for as long as the server takes."""
