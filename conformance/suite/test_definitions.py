@@ -24,6 +24,7 @@ from conformance.suite._wire import (
     names,
     open_params,
     portable,
+    refusal_or,
     run,
 )
 from mock_servers import FleetSpec, ServerSpec, ToolSpec, example_arguments, generate_tools
@@ -228,6 +229,27 @@ def test_the_same_inputs_give_the_same_definitions_in_the_same_order(sut: Sut, f
                 observed={"step": ["open", "after discovery"][step], "definitions": b},
                 case=case,
             )
+
+
+@clause("DEF-5.5")
+def test_two_base_tools_with_one_name_are_a_config_error(sut: Sut, fleets: Fleets) -> None:
+    """A request with two tools of one name is one a provider refuses, and a call by that
+    name could mean either."""
+    base = [
+        {"name": "read_file", "description": "Reads a file.", "inputSchema": {"type": "object"}},
+        {"name": "read_file", "description": "Reads a file, again.", "inputSchema": {"type": "object"}},
+    ]
+    with fleets.serve(FleetSpec(servers=(_SERVER,))) as served:
+        got = run(refusal_or(sut, open_params(served.servers, base)))
+        case = served.describe() | {"baseTools": base}
+    if not isinstance(got, OutcomeError) or got.kind != "config_error" or "read_file" not in got.message:
+        raise fail(
+            ("DEF-5.5",),
+            "two base tools named read_file did not fail the run with a configuration error naming it",
+            expected="config_error naming 'read_file'",
+            observed=names(got) if not isinstance(got, OutcomeError) else str(got),
+            case=case,
+        )
 
 
 # A base tool named like a tool of the run: (policy of s0, the base tool's name, sentence).

@@ -176,6 +176,20 @@ def base_tool_named_like_discovery() -> None:
     _swap(_toolset, "_check_base_tools", _check_base_tools)
 
 
+@defect("DEF-5.5", "two base tools of one name are both accepted")
+def duplicate_base_tools_accepted() -> None:
+    """Every other base tool check holds; a name given twice goes through twice."""
+    check = _toolset._check_base_tools
+
+    def _check_base_tools(base_tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        first = {t["name"]: i for i, t in reversed(list(enumerate(base_tools))) if isinstance(t, Mapping)}
+        again = {i for i, t in enumerate(base_tools) if isinstance(t, Mapping) and first.get(t["name"]) != i}
+        checked = check([t for i, t in enumerate(base_tools) if i not in again])
+        return checked + [dict(base_tools[i]) for i in sorted(again)]
+
+    _swap(_toolset, "_check_base_tools", _check_base_tools)
+
+
 @defect("DEF-5.3", "a base tool collision is refused without naming either tool")
 def vague_collision_message() -> None:
     """The configuration error says that a base tool collides, not which one nor with what."""

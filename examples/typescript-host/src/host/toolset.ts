@@ -149,12 +149,18 @@ export class Toolset {
   }
 }
 
-/** DEF-5, the part known before any server is contacted: no base tool may be the discovery tool. */
+/**
+ * DEF-5, the part known before any server is contacted: no base tool may be the discovery
+ * tool, and no two base tools may share a name.
+ */
 function checkBaseToolNames(baseTools: readonly Definition[]): Set<string> {
   const names = new Set<string>();
   for (const tool of baseTools) {
     if (tool.name === DISCOVERY_NAME) {
       throw configError(`base tool '${tool.name}' has the name of the discovery tool; rename the base tool`);
+    }
+    if (names.has(tool.name)) {
+      throw configError(`base tool '${tool.name}' is given twice; base tool names must be unique`);
     }
     names.add(tool.name);
   }
