@@ -162,6 +162,23 @@ def base_tools_shadow_mcp_tools() -> None:
     _swap(_toolset, "_check_base_collisions", lambda base_tools, catalog: None)
 
 
+@defect("DEF-5.1", "a base tool named like the mapped name of an MCP tool is accepted")
+def base_tools_shadow_mapped_names() -> None:
+    """Base tools are checked against qualified names only, not against the names that tools
+    whose qualified names break the provider rule are exposed under."""
+
+    def _check_base_collisions(base_tools: Sequence[Mapping[str, Any]], catalog: Catalog) -> None:
+        for i, tool in enumerate(base_tools):
+            entry = catalog.by_qualified.get(tool["name"])
+            if entry is not None:
+                raise ConfigurationError(
+                    f"baseTools[{i}] {tool['name']!r} collides with the MCP tool {entry.name!r} of server "
+                    f"{entry.server_id!r}; rename the base tool"
+                )
+
+    _swap(_toolset, "_check_base_collisions", _check_base_collisions)
+
+
 @defect("DEF-5.2", "a base tool may be named search_mcp_tools")
 def base_tool_named_like_discovery() -> None:
     """``search_mcp_tools`` is accepted as a base tool name, discovery tool or not."""
