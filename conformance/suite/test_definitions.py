@@ -102,6 +102,35 @@ def test_definitions_are_the_base_tools_the_discovery_tool_and_the_active_tools_
             )
 
 
+# A tool listed with no description at all: the field is absent from its definition.
+_UNDESCRIBED = ToolSpec(name="ping", wire={"name": "ping", "inputSchema": {"type": "object"}})
+
+
+@clause("DEF-1.1", "DEF-1.2")
+def test_a_tool_listed_without_a_description_is_defined_without_one(sut: Sut, fleets: Fleets) -> None:
+    spec = FleetSpec(servers=(dataclasses.replace(_SERVER, tool_count=3, tools=(_UNDESCRIBED,)),))
+    with fleets.serve(spec, {"s0": {"pinnedTools": ["ping"]}}) as served:
+        case = served.describe()
+        listed = next(t for t in served.tools["s0"] if t["name"] == "ping")
+
+        async def body() -> list[dict[str, Any]]:
+            async with sut.open(open_params(served.servers)) as r:
+                return await r.definitions()
+
+        defs = run(body())
+    shown = next((d for d in defs if d["name"] == "s0__ping"), None)
+    if shown is None:
+        raise fail(("DEF-1.1",), "the pinned tool s0__ping is not in the definitions", observed=names(defs), case=case)
+    if shown.get("description", "") != listed.get("description", ""):
+        raise fail(
+            ("DEF-1.2",),
+            "a tool listed without a description reaches the model with one",
+            expected={"description": "absent or empty"},
+            observed={"description": shown["description"]},
+            case=case,
+        )
+
+
 @clause("DEF-1.1", "DEF-2.2", "DEF-3.1")
 @examples(8)
 @given(FLEETS, BASES, STEPS)

@@ -3,6 +3,7 @@ that only grows, a deterministic order, and base tools that collide with tools o
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -63,6 +64,21 @@ def schema_descriptions_dropped() -> None:
         return {"name": self.exposed_name, "description": self.description, "inputSchema": schema}
 
     _swap(_catalog.CatalogEntry, "definition", definition)
+
+
+@defect("DEF-1.2", "a tool listed without a description is given one made from its name")
+def missing_description_invented() -> None:
+    """A tool whose listing has no ``description`` field is described as "Runs NAME." so that
+    the model has something to read."""
+    entry_from_raw = _catalog._entry_from_raw
+
+    def _entry_from_raw(server_id: str, position: int, raw: Any, index: int) -> CatalogEntry:
+        entry = entry_from_raw(server_id, position, raw, index)
+        if raw.get("description") is None:
+            return dataclasses.replace(entry, description=f"Runs {entry.name}.")
+        return entry
+
+    _swap(_catalog, "_entry_from_raw", _entry_from_raw)
 
 
 @defect("DEF-1.3", "base tools are cut down to name, description and inputSchema")
