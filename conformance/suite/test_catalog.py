@@ -8,8 +8,9 @@ import json
 import re
 import shlex
 import sys
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from hypothesis import given
@@ -23,6 +24,7 @@ from conformance.suite._paged_server import PATH as PAGED_SERVER
 from conformance.suite._strategies import examples
 from conformance.suite._wire import (
     DISCOVERY,
+    Definition,
     catalog,
     fail,
     mcp_definitions,
@@ -35,6 +37,7 @@ from conformance.suite._wire import (
 from mock_servers import Faults, FleetSpec, ServerSpec, ToolSpec, call_result, example_arguments
 
 PROVIDER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_T = TypeVar("_T")
 
 
 @clause("CAT-1.1")
@@ -387,6 +390,16 @@ BAD_NAME_FLEETS = {
 }
 
 
+def _mapped_or_left_out(body: Coroutine[Any, Any, _T], what: str, case: object) -> _T:
+    """Run ``body``; a run that fails over names breaking the provider rule breaks CAT-5.2."""
+    try:
+        return run(body)
+    except OutcomeError as exc:
+        raise fail(
+            ("CAT-5.2",), f"{what} failed the run instead of being mapped or left out", observed=str(exc), case=case
+        ) from None
+
+
 @clause("CAT-5.1", "CAT-5.2", "CAT-3.1")
 @pytest.mark.parametrize("mode", ["all", "auto"])
 @pytest.mark.parametrize("fleet", sorted(BAD_NAME_FLEETS))
@@ -420,15 +433,7 @@ def test_no_definition_breaks_the_provider_name_rule(sut: Sut, fleets: Fleets, f
                     mapped.append((d["name"], same[0], result, executed))
                 return defs, mapped
 
-        try:
-            defs, mapped = run(body())
-        except OutcomeError as exc:
-            raise fail(
-                ("CAT-5.2",),
-                "a tool name that breaks the provider rule failed the run instead of being mapped or left out",
-                observed=str(exc),
-                case=case,
-            ) from None
+        defs, mapped = _mapped_or_left_out(body(), "a tool name that breaks the provider rule", case)
     fine = sorted(q for q in cat if PROVIDER_NAME.match(q))
     if mode == "all" and not set(fine) <= set(names(defs)):
         raise fail(
@@ -457,3 +462,45 @@ def test_no_definition_breaks_the_provider_name_rule(sut: Sut, fleets: Fleets, f
                 observed={"result": result, "tools/call": executed},
                 case=case,
             )
+
+
+# Two tools whose qualified names break the provider rule (too long; one has a dot as well)
+# and agree on far more than their first 55 characters: a mapping that only cuts names
+# short gives both the same name.
+_SHARED = "export_" + "quarterly_report_" * 4
+LOOKALIKES = (
+    ToolSpec(name=_SHARED + "as_csv", description="Exports the quarterly report as comma-separated values."),
+    ToolSpec(name=_SHARED + "as.pdf", description="Exports the quarterly report as a printable document."),
+)
+
+
+@clause("CAT-5.2")
+def test_mapped_names_of_tools_that_share_a_long_prefix_stay_apart(sut: Sut, fleets: Fleets) -> None:
+    spec = FleetSpec(servers=(ServerSpec(id="reports", tool_count=0, tools=LOOKALIKES),))
+    with fleets.serve(spec, {"reports": {"mode": "all"}}) as served:
+        case = served.describe()
+
+        async def body() -> tuple[list[Definition], dict[str, list[Any]]]:
+            async with sut.open(open_params(served.servers)) as r:
+                defs = mcp_definitions(await r.definitions(), [])
+                reached: dict[str, list[Any]] = {}
+                for d in defs:
+                    seen = len(served.ledger().calls("reports"))
+                    result = await r.call(d["name"], {})
+                    executed = [c.get("name") for c in served.ledger().calls("reports")[seen:]]
+                    reached.setdefault(d["name"], []).append({"isError": result["isError"], "tools/call": executed})
+                return defs, reached
+
+        defs, reached = _mapped_or_left_out(body(), "two tools whose names share a long prefix", case)
+    # Each tool is known by its description; a tool left out (ID-2) has no definition at all.
+    original = {t.description: t.name for t in LOOKALIKES}
+    exposed = {original[d["description"]]: d["name"] for d in defs if d.get("description") in original}
+    want = {name: [{"isError": False, "tools/call": [tool]}] for tool, name in exposed.items()}
+    if len(set(exposed.values())) != len(exposed) or {name: reached[name] for name in want} != want:
+        raise fail(
+            ("CAT-5.2",),
+            "two tools whose names share a long prefix are not each reachable under a mapped name of their own",
+            expected=want,
+            observed={"exposed": exposed, "calls": reached},
+            case=case,
+        )

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from conformance import OutcomeError, Sut, clause
 from conformance.suite._explore import BASES, FLEETS, STEPS, Steps, explore, plan
-from conformance.suite._fleets import Fleets
+from conformance.suite._fleets import Fleet, Fleets
 from conformance.suite._strategies import FleetAndPolicies, examples
 from conformance.suite._wire import (
     DISCOVERY,
@@ -101,6 +101,35 @@ def test_definitions_are_the_base_tools_the_discovery_tool_and_the_active_tools_
                 observed={"description": d["description"], "inputSchema": d["inputSchema"]},
                 case=case,
             )
+
+
+# A tool listed with no description at all: the field is absent from its definition.
+_UNDESCRIBED = ToolSpec(name="ping", wire={"name": "ping", "inputSchema": {"type": "object"}})
+
+
+@clause("DEF-1.1", "DEF-1.2")
+def test_a_tool_listed_without_a_description_is_defined_without_one(sut: Sut, fleets: Fleets) -> None:
+    spec = FleetSpec(servers=(dataclasses.replace(_SERVER, tool_count=3, tools=(_UNDESCRIBED,)),))
+    with fleets.serve(spec, {"s0": {"pinnedTools": ["ping"]}}) as served:
+        case = served.describe()
+        listed = next(t for t in served.tools["s0"] if t["name"] == "ping")
+
+        async def body() -> list[dict[str, Any]]:
+            async with sut.open(open_params(served.servers)) as r:
+                return await r.definitions()
+
+        defs = run(body())
+    shown = next((d for d in defs if d["name"] == "s0__ping"), None)
+    if shown is None:
+        raise fail(("DEF-1.1",), "the pinned tool s0__ping is not in the definitions", observed=names(defs), case=case)
+    if shown.get("description", "") != listed.get("description", ""):
+        raise fail(
+            ("DEF-1.2",),
+            "a tool listed without a description reaches the model with one",
+            expected={"description": "absent or empty"},
+            observed={"description": shown["description"]},
+            case=case,
+        )
 
 
 @clause("DEF-1.1", "DEF-2.2", "DEF-3.1")
@@ -274,46 +303,72 @@ _WITH_MAPPED = dataclasses.replace(
 @pytest.mark.parametrize("name", sorted(BASE_COLLISIONS))
 def test_a_base_tool_named_like_a_tool_of_the_run_is_a_config_error(sut: Sut, fleets: Fleets, name: str) -> None:
     policy, colliding, sentence = BASE_COLLISIONS[name]
-    base = [{"name": colliding, "description": "A built-in tool.", "inputSchema": {"type": "object"}}]
     server = _WITH_MAPPED if colliding == "s0__get.item" else _SERVER
     with fleets.serve(FleetSpec(servers=(server,)), {"s0": policy}) as served:
-        case = served.describe() | {"baseTools": base}
+        _expect_collision_refused(sut, served, colliding, sentence)
 
-        async def body() -> None:
-            try:
-                async with sut.open(open_params(served.servers, base)) as r:
-                    defs = await r.definitions()
-                    tool = _TOOLS.get(colliding.removeprefix("s0__"), {"inputSchema": {"type": "object"}})
-                    result = await r.call(colliding, example_arguments(tool))
-            except OutcomeError as exc:
-                if exc.kind != "config_error":
-                    raise fail(
-                        (sentence,),
-                        f"the run with a base tool named {colliding!r} failed, but not with a config_error",
-                        expected=f"config_error naming {colliding!r}",
-                        observed=str(exc),
-                        case=case,
-                    ) from None
-                if colliding not in exc.message:
-                    raise fail(
-                        ("DEF-5.3",),
-                        "the configuration error does not name the colliding base tool",
-                        expected=f"a message naming {colliding!r}",
-                        observed=exc.message,
-                        case=case,
-                    ) from None
-                return
-            reached = served.ledger().calls("s0")
-            raise fail(
-                ("DEF-5.4",) if reached else (sentence,),
-                f"a run opened with a base tool named {colliding!r}"
-                + (", and a call by that name reached the server" if reached else ""),
-                expected=f"config_error naming {colliding!r}",
-                observed={"definitions": names(defs), "call": result, "server calls": len(reached)},
-                case=case,
-            )
 
-        run(body())
+@clause("DEF-5.1", "DEF-5.3", "DEF-5.4")
+def test_a_base_tool_named_like_the_exposed_name_of_a_mapped_tool_is_a_config_error(sut: Sut, fleets: Fleets) -> None:
+    # The name the model sees for a tool whose qualified name breaks the provider rule is the
+    # implementation's (ID-2): a first run reads it, a second one brings a base tool of that name.
+    with fleets.serve(FleetSpec(servers=(_WITH_MAPPED,)), {"s0": {"pinnedTools": ["get.item"]}}) as served:
+
+        async def first_run() -> list[dict[str, Any]]:
+            async with sut.open(open_params(served.servers)) as r:
+                return await r.definitions()
+
+        defs = run(first_run())
+        mapped = [
+            d["name"]
+            for d in mcp_definitions(defs, [])
+            if d.get("description") == _WITH_MAPPED.tools[0].description and d["name"] != "s0__get.item"
+        ]
+        # Left out of the active set rather than mapped (ID-2): no other name to collide with.
+        for exposed in mapped:
+            _expect_collision_refused(sut, served, exposed, "DEF-5.1")
+
+
+def _expect_collision_refused(sut: Sut, served: Fleet, colliding: str, sentence: str) -> None:
+    """A run of ``served`` with a base tool named ``colliding`` fails with a config_error naming it."""
+    base = [{"name": colliding, "description": "A built-in tool.", "inputSchema": {"type": "object"}}]
+    case = served.describe() | {"baseTools": base}
+
+    async def body() -> None:
+        try:
+            async with sut.open(open_params(served.servers, base)) as r:
+                defs = await r.definitions()
+                tool = _TOOLS.get(colliding.removeprefix("s0__"), {"inputSchema": {"type": "object"}})
+                result = await r.call(colliding, example_arguments(tool))
+        except OutcomeError as exc:
+            if exc.kind != "config_error":
+                raise fail(
+                    (sentence,),
+                    f"the run with a base tool named {colliding!r} failed, but not with a config_error",
+                    expected=f"config_error naming {colliding!r}",
+                    observed=str(exc),
+                    case=case,
+                ) from None
+            if colliding not in exc.message:
+                raise fail(
+                    ("DEF-5.3",),
+                    "the configuration error does not name the colliding base tool",
+                    expected=f"a message naming {colliding!r}",
+                    observed=exc.message,
+                    case=case,
+                ) from None
+            return
+        reached = served.ledger().calls("s0")
+        raise fail(
+            ("DEF-5.4",) if reached else (sentence,),
+            f"a run opened with a base tool named {colliding!r}"
+            + (", and a call by that name reached the server" if reached else ""),
+            expected=f"config_error naming {colliding!r}",
+            observed={"definitions": names(defs), "call": result, "server calls": len(reached)},
+            case=case,
+        )
+
+    run(body())
 
 
 @clause("DEF-5.4")

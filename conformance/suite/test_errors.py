@@ -354,14 +354,20 @@ def test_close_leaves_no_server_process(sut: Sut, fleets: Fleets) -> None:
 MALFORMED = {
     "schema-not-object-type": (Faults(schema_not_object=1), ()),
     "missing-name": (Faults(missing_name=1), ()),
+    "empty-name": (Faults(bad_names=("empty",)), ()),
     "schema-a-list": (Faults(), (ToolSpec(name="odd_schema", description="Odd.", input_schema=cast(Any, ["x"])),)),
     "schema-a-string": (Faults(), (ToolSpec(name="odd_schema", description="Odd.", input_schema=cast(Any, "object")),)),
 }
 
 
+def _named(tool: dict[str, Any]) -> bool:
+    """Whether the tool has a name to be named by: a string, and not the empty one."""
+    return isinstance(tool.get("name"), str) and bool(tool["name"])
+
+
 def _well_formed(tool: dict[str, Any]) -> bool:
     schema = tool.get("inputSchema")
-    return isinstance(tool.get("name"), str) and isinstance(schema, dict) and schema.get("type") == "object"
+    return _named(tool) and isinstance(schema, dict) and schema.get("type") == "object"
 
 
 @clause("ERR-8.1", "ERR-8.2")
@@ -381,9 +387,10 @@ def test_a_malformed_tool_definition_never_reaches_the_model(sut: Sut, fleets: F
         # Both servers are in `all` mode: every well-formed tool is required (POL-6).
         well_formed = {f"{sid}__{t['name']}" for sid, ts in served.tools.items() for t in ts if _well_formed(t)}
         malformed = [t for t in served.tools["rawsrv"] if not _well_formed(t)]
-        named = [t["name"] for t in malformed if isinstance(t.get("name"), str)]
-        # A tool without a name is named by its position in the listing, counted from 0 or 1.
-        nameless = [i for i, t in enumerate(served.tools["rawsrv"]) if not isinstance(t.get("name"), str)]
+        named = [t["name"] for t in malformed if _named(t)]
+        # A tool without a name (or with an empty one) is named by its position in the
+        # listing, counted from 0 or 1.
+        nameless = [i for i, t in enumerate(served.tools["rawsrv"]) if not _named(t)]
         got = _attempt(sut, open_params(served.servers))
     if isinstance(got, OutcomeError):
         missing = [word for word in ["rawsrv", *named] if word not in got.message]

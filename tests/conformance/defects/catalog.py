@@ -4,6 +4,7 @@ annotations not kept, qualified names, and calls routed or passed on wrongly."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -230,6 +231,19 @@ def structured_content_dropped() -> None:
         return {key: value for key, value in result.items() if key != "structuredContent"}
 
     _swap(_connections.Connection, "call", _call)
+
+
+@defect("CAT-5.2", "mapped names are cut short without a digest: two long names that share a prefix fail the run")
+def mapped_names_without_digest() -> None:
+    """A name that breaks the provider rule becomes its first 55 mapped characters and ``_x``,
+    so two tools whose qualified names agree that far are refused as colliding."""
+
+    def _exposed_name(qualified: str) -> str:
+        if re.fullmatch(r"[A-Za-z0-9_-]{1,64}", qualified):
+            return qualified
+        return re.sub(r"[^A-Za-z0-9_-]", "_", qualified)[:55] + "_x"
+
+    _swap(_catalog, "exposed_name", _exposed_name)
 
 
 @variant(

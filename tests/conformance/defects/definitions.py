@@ -3,6 +3,7 @@ that only grows, a deterministic order, and base tools that collide with tools o
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -63,6 +64,21 @@ def schema_descriptions_dropped() -> None:
         return {"name": self.exposed_name, "description": self.description, "inputSchema": schema}
 
     _swap(_catalog.CatalogEntry, "definition", definition)
+
+
+@defect("DEF-1.2", "a tool listed without a description is given one made from its name")
+def missing_description_invented() -> None:
+    """A tool whose listing has no ``description`` field is described as "Runs NAME." so that
+    the model has something to read."""
+    entry_from_raw = _catalog._entry_from_raw
+
+    def _entry_from_raw(server_id: str, position: int, raw: Any, index: int) -> CatalogEntry:
+        entry = entry_from_raw(server_id, position, raw, index)
+        if raw.get("description") is None:
+            return dataclasses.replace(entry, description=f"Runs {entry.name}.")
+        return entry
+
+    _swap(_catalog, "_entry_from_raw", _entry_from_raw)
 
 
 @defect("DEF-1.3", "base tools are cut down to name, description and inputSchema")
@@ -160,6 +176,23 @@ def reads_alternate_order() -> None:
 def base_tools_shadow_mcp_tools() -> None:
     """A base tool named like an MCP tool of the run is accepted."""
     _swap(_toolset, "_check_base_collisions", lambda base_tools, catalog: None)
+
+
+@defect("DEF-5.1", "a base tool named like the mapped name of an MCP tool is accepted")
+def base_tools_shadow_mapped_names() -> None:
+    """Base tools are checked against qualified names only, not against the names that tools
+    whose qualified names break the provider rule are exposed under."""
+
+    def _check_base_collisions(base_tools: Sequence[Mapping[str, Any]], catalog: Catalog) -> None:
+        for i, tool in enumerate(base_tools):
+            entry = catalog.by_qualified.get(tool["name"])
+            if entry is not None:
+                raise ConfigurationError(
+                    f"baseTools[{i}] {tool['name']!r} collides with the MCP tool {entry.name!r} of server "
+                    f"{entry.server_id!r}; rename the base tool"
+                )
+
+    _swap(_toolset, "_check_base_collisions", _check_base_collisions)
 
 
 @defect("DEF-5.2", "a base tool may be named search_mcp_tools")

@@ -311,6 +311,41 @@ def schema_type_not_checked() -> None:
     _unchecked_listing()
 
 
+def _when_the_name_is_empty(make: Callable[[str, int, Mapping[str, Any], int], _catalog.CatalogEntry]) -> None:
+    """Read a listed tool whose name is the empty string with ``make`` instead of refusing it."""
+    entry_from_raw = _catalog._entry_from_raw
+
+    def _entry_from_raw(server_id: str, position: int, raw: Any, index: int) -> _catalog.CatalogEntry:
+        if isinstance(raw, Mapping) and raw.get("name") == "":
+            return make(server_id, position, raw, index)
+        return entry_from_raw(server_id, position, raw, index)
+
+    _swap(_catalog, "_entry_from_raw", _entry_from_raw)
+
+
+@defect("ERR-8.1", "a tool whose name is the empty string reaches the model")
+def empty_name_accepted() -> None:
+    """Only a missing or non-string name counts as malformed; ``""`` is a name like any other."""
+    entry_from_raw = _catalog._entry_from_raw
+
+    def make(server_id: str, position: int, raw: Mapping[str, Any], index: int) -> _catalog.CatalogEntry:
+        entry = entry_from_raw(server_id, position, {**raw, "name": "unnamed"}, index)
+        qualified = _catalog.qualified_name(server_id, "")
+        return replace(entry, name="", qualified_name=qualified, exposed_name=_catalog.exposed_name(qualified))
+
+    _when_the_name_is_empty(make)
+
+
+@defect("ERR-8.2", "a tool whose name is the empty string fails the run without its position")
+def empty_name_position_lost() -> None:
+    """The run fails naming the server, but not where in its listing the empty-named tool is."""
+
+    def make(server_id: str, position: int, raw: Mapping[str, Any], index: int) -> _catalog.CatalogEntry:
+        raise ServerConnectionError(f"server {server_id!r} listed a tool with an empty name", server_id=server_id)
+
+    _when_the_name_is_empty(make)
+
+
 def malformed_tools_left_out() -> None:
     """ID-4's other choice, which is no defect: a malformed tool is left out, the rest stays."""
     _unchecked_listing()
