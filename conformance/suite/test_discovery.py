@@ -237,9 +237,12 @@ def test_discovery_activates_only_candidates_within_its_limits(
 
 @clause("DSC-5.1", "DSC-5.2", "DSC-5.3")
 def test_each_call_activates_at_most_its_limit(sut: Sut, fleets: Fleets) -> None:
-    """A fresh run per limit: 28 candidates on one server, all of which name it."""
+    """A fresh run per limit: 28 candidates on one server, all of which name it. A limit
+    that "counts as" another activates exactly what that other one does."""
     spec, policies = WIDE
+    got: dict[object, list[str]] = {}
     with fleets.serve(spec, policies) as served:
+        case = served.describe()
         for limit, sentence in LIMITS:
             arguments: dict[str, Any] = {"query": "s0", "server_ids": ["s0"]}
             if limit is not ABSENT:
@@ -249,11 +252,26 @@ def test_each_call_activates_at_most_its_limit(sut: Sut, fleets: Fleets) -> None
             if result["isError"] or len(activated(result)) > bound:
                 raise fail(
                     (sentence,),
-                    f"a limit of {'(left out)' if limit is ABSENT else json.dumps(limit)} was refused or exceeded",
+                    f"a limit of {_shown(limit)} was refused or exceeded",
                     expected=f"success, at most {bound} activated",
                     observed=result,
-                    case=served.describe() | {"arguments": arguments},
+                    case=case | {"arguments": arguments},
                 )
+            got[limit] = sorted(activated(result))
+    for limit, sentence in LIMITS:
+        same_as = DEFAULT_LIMIT if sentence == "DSC-5.2" else MAX_LIMIT if sentence == "DSC-5.3" else limit
+        if got[limit] != got[same_as]:
+            raise fail(
+                (sentence,),
+                f"a limit of {_shown(limit)} did not activate what a limit of {same_as} does",
+                expected=got[same_as],
+                observed=got[limit],
+                case=case,
+            )
+
+
+def _shown(limit: object) -> str:
+    return "(left out)" if limit is ABSENT else json.dumps(limit)
 
 
 @clause("DSC-4.3")

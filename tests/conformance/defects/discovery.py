@@ -164,6 +164,17 @@ def missing_limit_means_12() -> None:
     _limit(lambda given, checked: 12 if given is None else checked.limit)
 
 
+@defect("DSC-5.2", "a missing or null limit counts as 5")
+def missing_limit_means_5() -> None:
+    """Within 6, so only a comparison with an explicit limit of 6 shows it."""
+    _limit(lambda given, checked: 5 if given is None else checked.limit)
+
+
+@defect("DSC-5.3", "a limit above 12 counts as 11")
+def large_limit_means_11() -> None:
+    _limit(lambda given, checked: 11 if isinstance(given, int) and given > 12 else checked.limit)
+
+
 @defect("DSC-5.3", "a limit above 12 is not cut to 12")
 def limit_not_clamped() -> None:
     _limit(lambda given, checked: given if isinstance(given, int) and given > 12 else checked.limit)
