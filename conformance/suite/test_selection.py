@@ -371,6 +371,34 @@ def test_same_input_same_definitions_whatever_the_order(
             raise fail((sentence,), what, expected=names(first), observed=names(other), case=case)
 
 
+@clause("SEL-4.4")
+def test_left_out_run_fields_count_as_none_and_empty(sut: Sut, fleets: Fleets) -> None:
+    """Each pair opens alike: the fields left out, and the same fields given as ``[]``/``""``.
+    Two auto servers with more than 12 tools each, so the first round is a ranking."""
+    spec = FleetSpec(servers=(ServerSpec(id="s0", tool_count=30), ServerSpec(id="s1", tool_count=20)), seed=5)
+    with fleets.serve(spec) as served:
+        given = open_params(served.servers)
+        pairs = {
+            "baseTools, userMessage and systemPrompt left out": ({"servers": served.servers}, given),
+            "every field left out": ({}, open_params([])),
+        }
+        got = {what: (run(refusal_or(sut, bare)), run(refusal_or(sut, full))) for what, (bare, full) in pairs.items()}
+        case = served.describe()
+
+    def shown(outcome: list[dict[str, Any]] | OutcomeError) -> object:
+        return outcome.kind if isinstance(outcome, OutcomeError) else names(outcome)
+
+    for what, (bare, full) in got.items():
+        if shown(bare) != shown(full):
+            raise fail(
+                ("SEL-4.4",),
+                f"a run.open with {what} did not open as one with none and empty ones",
+                expected=shown(full),
+                observed=str(bare) if isinstance(bare, OutcomeError) else shown(bare),
+                case=case | {"params": pairs[what][0]},
+            )
+
+
 @clause("SEL-6.1")
 def test_worked_example(sut: Sut, fleets: Fleets) -> None:
     spec = preset("seed-example")

@@ -14,6 +14,7 @@ from reference_impl._config import ToolPolicy
 from reference_impl._policy import Eligibility
 from reference_impl._selection import FirstRound
 from reference_impl._toolset import AdaptiveToolset
+from reference_impl.driver import ReferenceDriver
 from tests.conformance.defects._hooks import (
     AlteredIndex,
     FirstRoundCall,
@@ -175,6 +176,19 @@ def definitions_in_listing_order() -> None:
         return sorted(mcp, key=lambda d: where.get(qualified[d["name"]], 0))
 
     mcp_order(listed)
+
+
+@defect("SEL-4.4", "a run opened without a userMessage is ranked against a stock text, not an empty message")
+def missing_user_message_ranked_as_a_default_text() -> None:
+    """A left-out user message becomes a stock text that names tools, not the empty one."""
+    open_run = ReferenceDriver.open_run
+
+    async def _open_run(self: ReferenceDriver, params: Mapping[str, Any]) -> str:
+        if "userMessage" not in params:
+            params = {**params, "userMessage": "search list create update delete get issue pull request"}
+        return await open_run(self, params)
+
+    _swap(ReferenceDriver, "open_run", _open_run)
 
 
 @defect("SEL-5.1", "the first round ranks each server apart and walks the servers one after another")
