@@ -451,7 +451,7 @@ def render(results: Results, wall: str) -> str:
         f"non-equivalent mutants killed (goal ≥ {goal:g}%)"
         + (f", {groups[s].not_run} not run" if groups[s].not_run else "") for s, goal in GOALS.items()
     ) + "."]  # fmt: skip
-    out += ["", f"Wall time of the run that produced these numbers: {wall}.", ""]
+    out += ["", f"Wall time of the last run: {wall}.", ""]
     if results.missing:
         out += [
             f"**{len(results.missing)} mutants were not run**: the run was cut short, so the scores cover only the "
@@ -542,7 +542,11 @@ def main() -> None:
         _sync_sources()
         run_mutmut(args.jobs, LOGS / "mutmut.log")
         run_extras(args.jobs, equivalent)
-        wall = f"{(time.monotonic() - started) / 60:.0f} min with `--jobs {args.jobs}`"
+        wall = f"{(time.monotonic() - started) / 60:.0f} min with `--jobs {args.jobs}`" + (
+            ", a `--resume` that ran only the mutants still open (a run from scratch takes hours)"
+            if args.resume
+            else ""
+        )
         (MUTANTS / "wall-time.txt").write_text(wall)
     wall_file = MUTANTS / "wall-time.txt"
     wall = wall_file.read_text() if wall_file.exists() else "unknown"
