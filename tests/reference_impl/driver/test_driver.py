@@ -168,7 +168,7 @@ async def test_a_duplicate_server_id_is_a_configuration_error_and_starts_nothing
 )
 async def test_a_bad_policy_on_the_wire_is_a_configuration_error(tmp_path: Path, policy: Any) -> None:
     server = _server(tmp_path, "s")
-    with pytest.raises(ConfigurationError, match=r"servers\[0\]\.policy"):
+    with pytest.raises(ConfigurationError, match=r"servers\[0\] \('s'\)\.policy"):
         await ReferenceDriver().open_run({"servers": [{"id": "s", "transport": server.transport(), "policy": policy}]})
     assert not server.started
 
