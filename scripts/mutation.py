@@ -331,14 +331,17 @@ class Row:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
     @property
+    def judged(self) -> int:
+        """Mutants that ran and are not judged equivalent: what the score is out of."""
+        return self.generated - self.equivalent - self.not_run
+
+    @property
     def score(self) -> float:
-        relevant = self.generated - self.equivalent - self.not_run
-        return 100.0 if relevant == 0 else 100.0 * (self.killed + self.timed_out) / relevant
+        return 100.0 if self.judged == 0 else 100.0 * (self.killed + self.timed_out) / self.judged
 
     @property
     def score_text(self) -> str:
-        ran = self.generated - self.equivalent - self.not_run
-        return "–" if ran == 0 and self.not_run else f"{self.score:.1f}%"
+        return "–" if self.judged == 0 and self.not_run else f"{self.score:.1f}%"
 
     def cells(self) -> str:
         return (

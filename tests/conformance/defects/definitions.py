@@ -215,10 +215,14 @@ def duplicate_base_tools_accepted() -> None:
     check = _toolset._check_base_tools
 
     def _check_base_tools(base_tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        first = {t["name"]: i for i, t in reversed(list(enumerate(base_tools))) if isinstance(t, Mapping)}
-        again = {i for i, t in enumerate(base_tools) if isinstance(t, Mapping) and first.get(t["name"]) != i}
-        checked = check([t for i, t in enumerate(base_tools) if i not in again])
-        return checked + [dict(base_tools[i]) for i in sorted(again)]
+        seen: set[Any] = set()
+        first: list[Mapping[str, Any]] = []
+        again: list[Mapping[str, Any]] = []
+        for tool in base_tools:
+            name = tool.get("name") if isinstance(tool, Mapping) else None
+            (again if name is not None and name in seen else first).append(tool)
+            seen.add(name)
+        return check(first) + [dict(tool) for tool in again]
 
     _swap(_toolset, "_check_base_tools", _check_base_tools)
 
