@@ -23,7 +23,8 @@ from typing import Any
 import anyio
 
 from mock_servers._errors import CaptureError, SpecError
-from mock_servers._spec import SERVER_ID, spec_from_dict
+from mock_servers._spec import SERVER_ID
+from mock_servers._spec_reader import spec_from_dict
 from mock_servers._vocabulary import DOMAINS
 
 __all__ = ["Captured", "add_parser", "capture", "capture_command", "captured_spec"]

@@ -24,7 +24,8 @@ from typing import Any
 from mock_servers._app import SESSION_IDLE_SECONDS, FleetUrls
 from mock_servers._errors import HostError
 from mock_servers._processes import ProcessGroup
-from mock_servers._spec import FleetSpec, resolve_spec, spec_to_dict
+from mock_servers._spec import FleetSpec, spec_to_dict
+from mock_servers._spec_reader import resolve_spec
 from mock_servers._stdio import PACKAGE_ROOT
 
 __all__ = ["FleetHost"]
