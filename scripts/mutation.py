@@ -497,7 +497,7 @@ def _method() -> list[str]:
         "  numbers (96, 112, 128, 12, 24, 6) and parts of the lexical formula: the script mutates",
         "  them with mutmut's own operators plus `n - 1` for every integer (`…__extra_N`), and",
         "  runs each against every suite test that reaches the reference.",
-        "- Left out: the replaceable rankers (`_rankers.py`, `_semantic.py`, `_analysis.py`: no",
+        "- Left out: the replaceable rankers (`_bm25.py`, `_semantic.py`, `_analysis.py`, `_registry.py`: no",
         "  clause names them, RNK-9), the stdio shell `driver/__main__.py` (the in-process suite",
         "  does not run it; the protocol checks that need it skip in process) and `_trace.py`",
         "  (ISO-3, a MAY).",
