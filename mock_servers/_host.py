@@ -112,10 +112,6 @@ class FleetHost:
         name = fleet.fleet if isinstance(fleet, FleetUrls) else fleet
         self._request("DELETE", f"/_fleet/fleets/{name}", None)
 
-    def health(self) -> dict[str, Any]:
-        answer: dict[str, Any] = self._request("GET", "/_fleet/health", None)
-        return answer
-
     def close(self, timeout: float = 10.0) -> None:
         """Stop the host process: close its stdin (it removes its fleets and exits), then signal its group."""
         _stop(self.group, self.log_path, timeout)

@@ -90,7 +90,6 @@ def test_the_control_api_needs_the_host_token(fleet_host: FleetHost) -> None:
         urllib.request.urlopen(request, timeout=10)
     caught.value.close()
     assert caught.value.code == 403
-    assert fleet_host.health()["ok"] is True
 
 
 async def test_http_faults_fire_and_are_recorded(fleet_host: FleetHost, tmp_path: Path) -> None:
