@@ -102,7 +102,7 @@ def mutmut_main(argv: Sequence[str]) -> None:
                 return 1
             raise
 
-    harness.PytestRunner.execute_pytest = execute_pytest  # type: ignore[method-assign]
+    harness.PytestRunner.execute_pytest = execute_pytest
     from mutmut.__main__ import cli
 
     sys.argv = ["mutmut", *argv]
@@ -148,7 +148,7 @@ def progress_line() -> str:
     for path, _ in MODULES:
         codes = mutmut_results(path)
         done = sum(1 for c in codes.values() if c is not None)
-        alive = sum(1 for c in codes.values() if _STATUS.get(c) == SURVIVED) if codes else 0
+        alive = sum(1 for c in codes.values() if c is not None and _STATUS.get(c) == SURVIVED)
         if codes:
             parts.append(f"{Path(path).stem} {done}/{len(codes)} ({alive} alive)")
     return "mutmut: " + ", ".join(parts)
