@@ -52,6 +52,16 @@ def test_the_packages_depend_one_way() -> None:
     assert not crossing, _listed(crossing)
 
 
+def test_only_the_benchmarks_tests_import_the_benchmarks() -> None:
+    tests = modules(ROOT, ["tests"])
+    reaching = [
+        i
+        for i in imports(tests)
+        if i.target.partition(".")[0] == "benchmarks" and not i.module.startswith("tests.benchmarks")
+    ]
+    assert not reaching, _listed(reaching)
+
+
 # The checks themselves, on packages made for them.
 
 
