@@ -1,4 +1,4 @@
-"""Building the TypeScript examples as their README says: ``npm ci`` and ``npm run build``."""
+"""Building the TypeScript examples as their README says (``npm ci``, ``npm run build``), and ``npm test``."""
 
 from __future__ import annotations
 
@@ -33,6 +33,13 @@ def build(example: str) -> Path:
     compiled = npm_run(npm, "run", "build", cwd=folder)
     assert compiled.returncode == 0, compiled.stdout[-3000:] + compiled.stderr[-3000:]
     return folder / "dist" / "driver.js"
+
+
+def npm_test(example: str) -> subprocess.CompletedProcess[str]:
+    """``npm test`` in ``examples/<example>`` (installed by `build`): the protocol shell's unit tests and the linter."""
+    npm = shutil.which("npm")
+    assert npm is not None, "build() skips without npm; call it first"
+    return npm_run(npm, "test", cwd=EXAMPLES / example)
 
 
 def npm_run(npm: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
