@@ -62,6 +62,10 @@ class DriverProcess:
                 self._tail.append(line.decode("utf-8", "replace").rstrip()[:1000])
 
     def stderr_tail(self) -> str:
+        """The last lines of stderr; once the driver has exited, its last words included."""
+        if self.popen.poll() is not None:
+            # They may still be in the pipe; a process the driver started may hold it open, hence the bound.
+            self._readers[1].join(1.0)
         return "\n".join(self._tail)
 
     def send(self, message: Mapping[str, Any]) -> None:
