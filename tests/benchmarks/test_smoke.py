@@ -14,6 +14,7 @@ from benchmarks._quality import BLIND_TASKS, load_tasks
 BLIND_DIGEST = "c40d5218ab09464a83cf6b9fd1055567a92dc7f47697ac3554ed25f788f8e035"
 
 
+@pytest.mark.e2e
 def test_the_smoke_run_completes_and_writes_every_table(tmp_path: Path) -> None:
     output = tmp_path / "BENCHMARKS.md"
     assert main(["--smoke", "--output", str(output)]) == 0
@@ -36,6 +37,7 @@ def test_the_smoke_run_completes_and_writes_every_table(tmp_path: Path) -> None:
     assert "| HTTP: list every tool of every server |" in text
 
 
+@pytest.mark.e2e
 def test_only_the_chosen_sections_are_regenerated_and_the_others_kept(tmp_path: Path) -> None:
     output = tmp_path / "BENCHMARKS.md"
     output.write_text("# Benchmarks\n\nHeader.\n\n## Fleet throughput\n\nkept as it was\n", encoding="utf-8")

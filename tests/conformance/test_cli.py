@@ -19,6 +19,8 @@ from conformance._manifest import render_manifest
 from tests.conformance._procs import is_running
 from tests.conformance.conftest import FAKE_DRIVER
 
+pytestmark = pytest.mark.e2e
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 SMOKE = "test_initialize_claims_the_core_profile"

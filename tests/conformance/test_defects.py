@@ -55,11 +55,13 @@ def check_caught(name: str, tmp_path: Path) -> None:
     assert row["status"] == "fail"
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("name", sorted(SAMPLE))
 def test_a_sample_of_defects_is_caught_on_its_clause(name: str, tmp_path: Path) -> None:
     check_caught(name, tmp_path)
 
 
+@pytest.mark.e2e
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(set(DEFECTS) - set(SAMPLE)))
 def test_every_other_defect_is_caught_on_its_clause(name: str, tmp_path: Path) -> None:
@@ -68,6 +70,7 @@ def test_every_other_defect_is_caught_on_its_clause(name: str, tmp_path: Path) -
 
 # The test command certifies the reference driver on the whole suite already; this run
 # repeats it on the defects' clauses, in the shape the defect runs use.
+@pytest.mark.e2e
 @pytest.mark.slow
 def test_the_reference_driver_passes_the_tests_the_defects_are_caught_by(tmp_path: Path) -> None:
     clauses = sorted({defect.clause for defect in DEFECTS.values()})
@@ -80,6 +83,7 @@ def test_the_reference_driver_passes_the_tests_the_defects_are_caught_by(tmp_pat
     )
 
 
+@pytest.mark.e2e
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(VARIANTS))
 def test_a_variant_that_chooses_otherwise_where_allowed_passes(name: str, tmp_path: Path) -> None:
@@ -105,6 +109,7 @@ def test_every_must_sentence_has_a_defect_the_suite_must_catch() -> None:
     assert missing == [], f"MUST sentences with no defect in tests/conformance/defects: {missing}"
 
 
+@pytest.mark.e2e
 def test_the_defective_driver_refuses_an_unknown_defect() -> None:
     proc = subprocess.run(
         [*defect_cmd("no_such_defect")], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False

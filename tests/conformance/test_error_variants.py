@@ -16,6 +16,8 @@ from conformance._clauses import clause_id_of
 from tests.conformance.certifying import certify
 from tests.conformance.defects.errors import VARIANTS
 
+pytestmark = pytest.mark.e2e
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(VARIANTS))

@@ -11,6 +11,8 @@ import pytest
 from conformance._clauses import CLAUSES
 from tests.examples._node import EXAMPLES, build, certify, clause_statuses, npm_test
 
+pytestmark = pytest.mark.e2e
+
 # Fast and repeatable: the baseline and the regression run draw the same examples.
 SETTINGS = ("-n", "2", "--seed", "0", "--thoroughness", "quick", "--no-shrink")
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.examples._node import EXAMPLES, build, certify, clause_statuses, npm_test
 
 
+@pytest.mark.e2e
 def test_the_typescript_host_builds_passes_its_own_tests_and_certifies_conformant_for_both_profiles(
     tmp_path: Path,
 ) -> None:
