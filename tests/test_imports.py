@@ -62,6 +62,16 @@ def test_only_the_benchmarks_tests_import_the_benchmarks() -> None:
     assert not reaching, _listed(reaching)
 
 
+def test_no_test_module_is_imported_as_a_library_of_helpers() -> None:
+    tests = modules(ROOT, ["tests"])
+    borrowing = [
+        i
+        for i in imports(tests)
+        if i.target.startswith("tests.") and i.target.rpartition(".")[2].startswith("test_") and i.target != i.module
+    ]
+    assert not borrowing, _listed(borrowing)
+
+
 # The checks themselves, on packages made for them.
 
 

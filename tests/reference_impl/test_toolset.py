@@ -23,8 +23,7 @@ from reference_impl import (
     open_toolset,
 )
 
-from .servers import RawServer, Recorder, memory, numbered_tools, raw_server, tool
-from .test_selection import base_tools
+from .servers import RawServer, Recorder, base_tools, memory, numbered_tools, raw_server, tool
 
 PROVIDER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 RELEASE_SCHEMA: dict[str, Any] = {
