@@ -31,6 +31,8 @@ _DURATION = re.compile(r"^(\d+\.\d+)s (call|setup|teardown)\s+(\S+)")
 class Timed:
     wall: float
     cpu: float
+    #: The command's exit status: a gate that fails on a busy machine still took this long.
+    code: int
 
 
 def _run(command: list[str], cwd: Path, log: Path) -> Timed:
@@ -43,10 +45,16 @@ def _run(command: list[str], cwd: Path, log: Path) -> Timed:
         ).returncode
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if code != 0:
-        raise SystemExit(f"test-cost: {' '.join(command)} in {cwd} failed with exit {code}; see {log}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return Timed(wall, cpu)
+    return Timed(wall, cpu, code)
+
+
+def _failed(timed: Timed, log: Path) -> list[str]:
+    """The tests a failing run names, for the notes."""
+    if timed.code == 0:
+        return []
+    names = [line.split()[1] for line in log.read_text(errors="replace").splitlines() if line.startswith("FAILED ")]
+    return names or [f"exit {timed.code}"]
 
 
 def _slowest(log: Path) -> list[tuple[float, str]]:
@@ -76,6 +84,11 @@ def run_test_cost(baseline: Path | None) -> list[Table]:
         gate = _run(["bash", "scripts/test", f"--durations={SLOWEST}"], ROOT, logs / "gate.log")
         before = _run(["bash", "scripts/test"], baseline, logs / "baseline.log") if baseline is not None else None
         slowest = _slowest(logs / "gate.log")
+        failed = {
+            "the quick loop": [name for n, q in enumerate(quicks) for name in _failed(q, logs / f"quick-{n}.log")],
+            "the gate": _failed(gate, logs / "gate.log"),
+            "the earlier gate": _failed(before, logs / "baseline.log") if before is not None else [],
+        }
     loads.append(_load())
 
     table = Table(
@@ -99,6 +112,11 @@ def run_test_cost(baseline: Path | None) -> list[Table]:
             f"The earlier gate is `scripts/test` of commit {_commit(baseline)}, run right after today's "
             f"({fmt_seconds(before.cpu)} of CPU)."
         )
+    table.notes += [
+        f"Failed in {what} (the time is still the command's): {', '.join(f'`{name}`' for name in names)}."
+        for what, names in failed.items()
+        if names
+    ]
     table.notes += [
         f"Load average (1, 5, 15 min) at the start: {loads[0]}; at the end: {loads[1]}. On a machine "
         "others share the wall times stretch; CPU time stretches much less.",
