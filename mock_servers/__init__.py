@@ -24,20 +24,8 @@ if TYPE_CHECKING:
     from mock_servers._limits import LIMITS, Limits
     from mock_servers._processes import ProcessGroup
     from mock_servers._server import build_server, call_result, memory_server
-    from mock_servers._spec import (
-        AnnotationMix,
-        Faults,
-        FleetSpec,
-        SchemaShapes,
-        ServerSpec,
-        ToolSpec,
-        load_spec,
-        preset,
-        preset_names,
-        spec_from_dict,
-        spec_from_text,
-        spec_to_dict,
-    )
+    from mock_servers._spec import AnnotationMix, Faults, FleetSpec, SchemaShapes, ServerSpec, ToolSpec, spec_to_dict
+    from mock_servers._spec_reader import load_spec, preset, preset_names, spec_from_dict, spec_from_text
     from mock_servers._stdio import stdio_params
 
 __all__ = [
@@ -97,6 +85,7 @@ _MODULES = (
     "_errors",
     "_limits",
     "_spec",
+    "_spec_reader",
     "_generate",
     "_ledger",
     "_processes",

@@ -23,7 +23,8 @@ from mock_servers._errors import HostError, SpecError
 from mock_servers._ledger import Ledger
 from mock_servers._raw import RawHttpServer, Receive, Scope, Send, abort, read_body
 from mock_servers._server import ServerCore, sdk_server_for
-from mock_servers._spec import FleetSpec, spec_from_dict
+from mock_servers._spec import FleetSpec
+from mock_servers._spec_reader import spec_from_dict
 
 __all__ = ["SESSION_IDLE_SECONDS", "FleetApp", "FleetUrls"]
 

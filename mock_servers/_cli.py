@@ -21,7 +21,8 @@ import anyio
 from mock_servers._errors import FleetArgumentError, FleetError, SpecError
 from mock_servers._generate import generate_tools
 from mock_servers._ledger import read_ledger
-from mock_servers._spec import FleetSpec, preset_names, resolve_spec, spec_from_text
+from mock_servers._spec import FleetSpec
+from mock_servers._spec_reader import preset_names, resolve_spec, spec_from_text
 
 __all__ = ["main"]
 

@@ -24,7 +24,8 @@ from mock_servers._errors import FleetArgumentError
 from mock_servers._generate import generate_tools
 from mock_servers._ledger import LedgerView, read_ledger, wait_for_exits
 from mock_servers._processes import pid_alive, wait_for_pids
-from mock_servers._spec import FleetSpec, preset_names, resolve_spec, spec_to_dict
+from mock_servers._spec import FleetSpec, spec_to_dict
+from mock_servers._spec_reader import preset_names, resolve_spec
 
 __all__ = ["FleetFactory", "ServedFleet"]
 

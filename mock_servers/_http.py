@@ -29,7 +29,8 @@ from mock_servers._app import SESSION_IDLE_SECONDS, FleetApp, FleetUrls
 from mock_servers._errors import FleetArgumentError, HostError
 from mock_servers._ledger import Ledger
 from mock_servers._server import DropConnection
-from mock_servers._spec import FleetSpec, resolve_spec
+from mock_servers._spec import FleetSpec
+from mock_servers._spec_reader import resolve_spec
 
 __all__ = ["bind", "host_main", "run_host", "serve_http"]
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from conformance._sut import Run, Sut
 from conformance.suite._fleets import Fleets, tools_of
-from conformance.suite._oracle import FirstRound, first_round
+from conformance.suite._predictions import FirstRound, first_round
 from conformance.suite._strategies import FleetAndPolicies, fleets_with_policies
 from conformance.suite._wire import DISCOVERY, activated, base_tools, catalog, mcp_definitions, names, open_params, run
 from mock_servers import FleetSpec

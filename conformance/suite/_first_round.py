@@ -19,7 +19,7 @@ from conformance._errors import Nonconformance, OutcomeError
 from conformance._sut import Run, Sut
 from conformance.suite._explore import plan
 from conformance.suite._fleets import Fleets
-from conformance.suite._oracle import FirstRound
+from conformance.suite._predictions import FirstRound
 from conformance.suite._strategies import FleetAndPolicies
 from conformance.suite._wire import base_tools, fail, names, open_params, refusal_or, run
 

@@ -30,7 +30,7 @@ from functools import cache
 from importlib import resources
 from typing import Any, Final
 
-from conformance.suite._oracle import DEFAULT_MAX_ACTIVE, DYNAMIC, FIRST_ROUND, FIRST_ROUND_SERVER_CAP
+from conformance.suite._predictions import DEFAULT_MAX_ACTIVE, DYNAMIC, FIRST_ROUND, FIRST_ROUND_SERVER_CAP
 
 __all__ = [
     "ROOM",

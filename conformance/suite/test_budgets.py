@@ -19,7 +19,7 @@ from conformance.suite._explore import STEPS, Steps, Trace, explore, plan, satur
 from conformance.suite._first_round import open_first_round, with_examples
 from conformance.suite._fleets import Fleets, tools_of
 from conformance.suite._named import ask_for, plain_server
-from conformance.suite._oracle import DYNAMIC, FIRST_ROUND, REQUEST, first_round
+from conformance.suite._predictions import DYNAMIC, FIRST_ROUND, REQUEST, first_round
 from conformance.suite._strategies import FleetAndPolicies, examples, fleets_with_policies
 from conformance.suite._wire import base_tools, fail, names, open_params, qualified, refusal_or, run
 from mock_servers import FleetSpec, ServerSpec

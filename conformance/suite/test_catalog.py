@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 from conformance import OutcomeError, Sut, clause
 from conformance.suite._fleets import Fleets
-from conformance.suite._oracle import read_only as read_only_tool
 from conformance.suite._paged_server import ENDINGS, ENV_LOG, ENV_PAGES
 from conformance.suite._paged_server import PATH as PAGED_SERVER
+from conformance.suite._predictions import read_only as read_only_tool
 from conformance.suite._strategies import examples
 from conformance.suite._wire import (
     DISCOVERY,

@@ -40,7 +40,7 @@ from conformance.suite._explore import BASES, FLEETS, STEPS, Steps, explore, pla
 from conformance.suite._first_round import open_first_round, with_examples
 from conformance.suite._fleets import Fleets
 from conformance.suite._named import ask_for, discover_in_turn, plain_server
-from conformance.suite._oracle import DEFAULT_LIMIT, MAX_LIMIT, discovery_bound
+from conformance.suite._predictions import DEFAULT_LIMIT, MAX_LIMIT, discovery_bound
 from conformance.suite._strategies import FleetAndPolicies, examples
 from conformance.suite._wire import (
     DISCOVERY,

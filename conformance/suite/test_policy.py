@@ -14,7 +14,7 @@ from conformance import OutcomeError, Run, Sut, clause
 from conformance.suite._explore import plan
 from conformance.suite._first_round import Opened, open_first_round, with_examples
 from conformance.suite._fleets import Fleets, tools_of
-from conformance.suite._oracle import DEFAULT_MAX_ACTIVE, ServerModel, read_only
+from conformance.suite._predictions import DEFAULT_MAX_ACTIVE, ServerModel, read_only
 from conformance.suite._strategies import FleetAndPolicies, examples, fleets_with_policies
 from conformance.suite._wire import (
     DISCOVERY,

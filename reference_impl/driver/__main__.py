@@ -22,7 +22,7 @@ from typing import IO, Any
 
 from .._analysis import RankerUnavailableError
 from .._errors import ToolsetError
-from .._rankers import RANKERS, make_ranker
+from .._registry import RANKERS, make_ranker
 from .._toolset import DEFAULT_LIST_TIMEOUT
 from ._session import DEFAULT_CALL_TIMEOUT, DriverError, ReferenceDriver
 

@@ -11,50 +11,15 @@ the plain reference driver. A sample of the defects runs by default; ``--full`` 
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 import sys
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from conformance._clauses import SENTENCES
+from tests.conformance.certifying import ROOT, certify
 from tests.conformance.defects import DEFECTS, SAMPLE, VARIANTS
-
-ROOT = Path(__file__).resolve().parents[2]
-# Generous: a run that hangs is a bug of the suite, reported as such rather than waited for.
-RUN_TIMEOUT = 600
-
-
-def certify(
-    sut_cmd: list[str], clauses: list[str], out: Path, tests: Sequence[str] = ()
-) -> tuple[int, dict[str, Any], str]:
-    """Certify ``sut_cmd`` on the tests citing ``clauses`` (of ``tests``, if given); (exit code, certificate, output)."""
-    argv = [
-        sys.executable,
-        "-m",
-        "conformance._cli",
-        "certify",
-        "-n",
-        "1",
-        "--sut-cmd",
-        subprocess.list2cmdline(sut_cmd),
-    ]
-    for clause_id in clauses:
-        argv += ["--clause", clause_id]
-    # Only whether (and on which clause) a property fails matters here, not its shrunk example.
-    argv += ["--no-shrink", "--out", str(out)]
-    for test in tests:
-        argv += ["--test", test]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_CORE"))}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT, check=False)
-    output = proc.stdout[-4000:] + proc.stderr[-4000:]
-    assert (out / "certificate.json").exists(), f"no certificate (exit {proc.returncode}):\n{output}"
-    return proc.returncode, json.loads((out / "certificate.json").read_text()), output
 
 
 def defect_cmd(name: str) -> list[str]:
@@ -90,11 +55,13 @@ def check_caught(name: str, tmp_path: Path) -> None:
     assert row["status"] == "fail"
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("name", sorted(SAMPLE))
 def test_a_sample_of_defects_is_caught_on_its_clause(name: str, tmp_path: Path) -> None:
     check_caught(name, tmp_path)
 
 
+@pytest.mark.e2e
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(set(DEFECTS) - set(SAMPLE)))
 def test_every_other_defect_is_caught_on_its_clause(name: str, tmp_path: Path) -> None:
@@ -103,6 +70,7 @@ def test_every_other_defect_is_caught_on_its_clause(name: str, tmp_path: Path) -
 
 # The test command certifies the reference driver on the whole suite already; this run
 # repeats it on the defects' clauses, in the shape the defect runs use.
+@pytest.mark.e2e
 @pytest.mark.slow
 def test_the_reference_driver_passes_the_tests_the_defects_are_caught_by(tmp_path: Path) -> None:
     clauses = sorted({defect.clause for defect in DEFECTS.values()})
@@ -115,6 +83,7 @@ def test_the_reference_driver_passes_the_tests_the_defects_are_caught_by(tmp_pat
     )
 
 
+@pytest.mark.e2e
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(VARIANTS))
 def test_a_variant_that_chooses_otherwise_where_allowed_passes(name: str, tmp_path: Path) -> None:
@@ -140,6 +109,7 @@ def test_every_must_sentence_has_a_defect_the_suite_must_catch() -> None:
     assert missing == [], f"MUST sentences with no defect in tests/conformance/defects: {missing}"
 
 
+@pytest.mark.e2e
 def test_the_defective_driver_refuses_an_unknown_defect() -> None:
     proc = subprocess.run(
         [*defect_cmd("no_such_defect")], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False

@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 
 from conformance._clauses import clause_id_of
+from tests.conformance.certifying import certify
 from tests.conformance.defects.errors import VARIANTS
-from tests.conformance.test_defects import certify
+
+pytestmark = pytest.mark.e2e
 
 
 @pytest.mark.slow

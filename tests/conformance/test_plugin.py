@@ -96,6 +96,7 @@ def test_every_option_has_an_ini_twin(project: pytest.Pytester) -> None:
         result.stdout.fnmatch_lines([f"  {option.dest} (*):*"])
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -117,6 +118,7 @@ def test_a_bad_option_or_a_sut_that_does_not_start_stops_the_session_with_a_clea
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
 
 
+@pytest.mark.e2e
 def test_a_driver_that_never_answers_initialize_stops_the_session(project: pytest.Pytester) -> None:
     result = project.runpytest("--sut-cmd", f"{FAKE_DRIVER_CMD} silent", "--sut-timeout", "0.5")
 
@@ -215,6 +217,7 @@ def test_a_run_the_test_left_open_is_closed_after_it(project: pytest.Pytester) -
     assert (project.path / "closed.log").read_text() == "run-1\n"
 
 
+@pytest.mark.e2e
 def test_a_driver_runs_the_shipped_suite_and_is_shut_down(project: pytest.Pytester) -> None:
     result = project.runpytest_subprocess("--sut-cmd", FAKE_DRIVER_CMD, "-k", SMOKE)
 
@@ -235,6 +238,7 @@ def test_record_driver(sut, n):
 """
 
 
+@pytest.mark.e2e
 def test_under_xdist_each_worker_has_its_own_driver_and_none_is_left(project: pytest.Pytester) -> None:
     project.makepyfile(test_pids=DRIVER_PIDS)
 
@@ -265,6 +269,7 @@ async def test_2_fine_afterwards(sut):
 """
 
 
+@pytest.mark.e2e
 def test_a_crashing_driver_fails_one_test_and_the_next_runs_on_a_fresh_one(project: pytest.Pytester) -> None:
     project.makepyfile(test_misbehaving=MISBEHAVING)
 
@@ -281,6 +286,7 @@ def test_a_crashing_driver_fails_one_test_and_the_next_runs_on_a_fresh_one(proje
     )
 
 
+@pytest.mark.e2e
 def test_the_plugin_module_imports_nothing_heavy() -> None:
     code = (
         "import sys, conformance.plugin; "

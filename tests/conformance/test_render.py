@@ -13,7 +13,7 @@ from conformance._certificate import Certificate
 from conformance._expectations import Expectation
 from conformance._records import PropertyStats
 from conformance._render import FILES, render_badge, render_html, render_markdown, write_certificate
-from tests.conformance.test_certificate import certificate, finding, record
+from tests.conformance.certificates import certificate, finding, record
 
 
 class TextSnapshot(SingleFileSnapshotExtension):

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from conformance._clauses import CLAUSES
-from tests.examples._node import EXAMPLES, build, certify, clause_statuses
+from tests.examples._node import EXAMPLES, build, certify, clause_statuses, npm_test
+
+pytestmark = pytest.mark.e2e
 
 # Fast and repeatable: the baseline and the regression run draw the same examples.
 SETTINGS = ("-n", "2", "--seed", "0", "--thoroughness", "quick", "--no-shrink")
@@ -18,6 +20,8 @@ SETTINGS = ("-n", "2", "--seed", "0", "--thoroughness", "quick", "--no-shrink")
 @pytest.mark.slow  # two certifications: several minutes on two cores
 def test_the_skeleton_answers_the_protocol_and_its_baseline_holds_in_regression_mode(tmp_path: Path) -> None:
     driver = build("typescript-driver")
+    own = npm_test("typescript-driver")
+    assert own.returncode == 0, own.stdout[-5000:] + own.stderr[-3000:]
     command = f"node {driver.relative_to(EXAMPLES.parent)}"
 
     baseline = certify(*SETTINGS, "--sut-cmd", command, "--out", str(tmp_path / "baseline"))

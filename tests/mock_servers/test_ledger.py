@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from mock_servers import Ledger, read_ledger, wait_for_exits
 
 WRITER = """
@@ -15,6 +17,7 @@ for i in range(200):
 """
 
 
+@pytest.mark.e2e
 def test_several_processes_append_whole_lines_to_one_ledger(tmp_path: Path) -> None:
     path = tmp_path / "ledger.jsonl"
     root = str(Path(__file__).resolve().parents[2])
@@ -46,6 +49,7 @@ def test_sessions_are_matched_per_server_and_process(tmp_path: Path) -> None:
     assert not view.every_session_closed()
 
 
+@pytest.mark.e2e
 def test_a_process_that_exited_without_a_record_is_not_alive(tmp_path: Path) -> None:
     path = tmp_path / "ledger.jsonl"
     child = subprocess.Popen([sys.executable, "-c", "pass"])
@@ -66,6 +70,7 @@ def test_the_summary_counts_events_per_server(tmp_path: Path) -> None:
     assert view.listed_pages("a") == [0, 1]
 
 
+@pytest.mark.e2e
 def test_wait_for_exits_returns_once_a_started_process_has_exited(tmp_path: Path) -> None:
     ledger_path = tmp_path / "ledger.jsonl"
     child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
@@ -80,6 +85,7 @@ def test_wait_for_exits_returns_once_a_started_process_has_exited(tmp_path: Path
     child.wait()
 
 
+@pytest.mark.e2e
 def test_wait_for_exits_gives_up_after_the_timeout_and_names_who_is_left(tmp_path: Path) -> None:
     ledger_path = tmp_path / "ledger.jsonl"
     child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
@@ -112,6 +118,7 @@ def test_lines_that_are_not_events_are_skipped_and_described(tmp_path: Path) -> 
     )
 
 
+@pytest.mark.e2e
 def test_sessions_of_a_process_that_died_without_a_record_are_not_open(tmp_path: Path) -> None:
     # What `kill -9` of `mcp-fleet serve` leaves behind: session_opened and nothing after it.
     path = tmp_path / "ledger.jsonl"

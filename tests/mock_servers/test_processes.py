@@ -6,8 +6,12 @@ import signal
 import subprocess
 import sys
 
+import pytest
+
 from mock_servers import ProcessGroup
 from mock_servers._processes import pid_alive, wait_for_pids
+
+pytestmark = pytest.mark.e2e
 
 # A parent that ignores SIGTERM and the end of its input, with a grandchild that does the same.
 STUBBORN = """

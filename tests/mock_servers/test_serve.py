@@ -40,6 +40,7 @@ async def tool_count(url: str) -> int:
         return len(await list_all(client))
 
 
+@pytest.mark.e2e
 def test_serve_over_two_processes_gives_stable_urls_and_sigint_ends_every_process(tmp_path: Path) -> None:
     ledger = tmp_path / "ledger.jsonl"
     port = free_port_pair()

@@ -26,6 +26,7 @@ RAW = ServerSpec(
 FLEET = FleetSpec(servers=(GITHUB, RAW))
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 @pytest.mark.parametrize("server", [GITHUB, RAW], ids=["sdk", "raw"])
 async def test_a_stdio_server_lists_calls_and_records_its_whole_life(
@@ -52,6 +53,7 @@ async def test_a_stdio_server_lists_calls_and_records_its_whole_life(
     assert view.processes_alive() == []
 
 
+@pytest.mark.e2e
 async def test_a_server_that_fails_to_start_exits_at_once_with_status_1(tmp_path: Path) -> None:
     ledger = tmp_path / "ledger.jsonl"
     spec = FleetSpec(servers=(ServerSpec(id="dead", faults=Faults(fail_to_start=True)),))
@@ -64,6 +66,7 @@ async def test_a_server_that_fails_to_start_exits_at_once_with_status_1(tmp_path
     assert view.of("process_exit")[0]["code"] == 1
 
 
+@pytest.mark.e2e
 async def test_crash_on_list_ends_the_process_during_the_listing(tmp_path: Path) -> None:
     ledger = tmp_path / "ledger.jsonl"
     spec = FleetSpec(servers=(ServerSpec(id="s", tool_count=6, page_size=3, faults=Faults(crash_on_list=1)),))
@@ -78,6 +81,7 @@ async def test_crash_on_list_ends_the_process_during_the_listing(tmp_path: Path)
     assert view.processes_alive() == []
 
 
+@pytest.mark.e2e
 async def test_drop_mid_call_ends_the_process_after_the_call_arrived(tmp_path: Path) -> None:
     ledger = tmp_path / "ledger.jsonl"
     server = ServerSpec(id="s", tool_count=3, faults=Faults(drop_mid_call=("*",)))
@@ -92,6 +96,7 @@ async def test_drop_mid_call_ends_the_process_after_the_call_arrived(tmp_path: P
     assert view.of("process_exit")[0]["reason"] == "drop_mid_call"
 
 
+@pytest.mark.e2e
 async def test_a_hanging_listing_still_lets_the_client_close_the_server(tmp_path: Path) -> None:
     ledger = tmp_path / "ledger.jsonl"
     spec = FleetSpec(servers=(ServerSpec(id="s", tool_count=3, faults=Faults(hang_on_list=0)),))
@@ -104,6 +109,7 @@ async def test_a_hanging_listing_still_lets_the_client_close_the_server(tmp_path
     assert view.processes_alive() == []
 
 
+@pytest.mark.e2e
 def test_a_raw_server_sends_non_boolean_read_only_hints_verbatim(tmp_path: Path) -> None:
     params = stdio_params(FLEET, "raw")
     requests = [
@@ -142,6 +148,7 @@ def test_stdio_params_use_this_interpreter_and_carry_the_package_path() -> None:
     assert Path(params.args[-1]).is_absolute()
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("raw", [False, True], ids=["sdk", "raw"])
 def test_a_client_dying_mid_call_ends_the_server_quietly_with_a_record(raw: bool, tmp_path: Path) -> None:
     ledger = tmp_path / "ledger.jsonl"

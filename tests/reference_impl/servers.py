@@ -25,6 +25,11 @@ def tool(name: str, description: str = "", *, read_only: bool | None = None, sch
     return data
 
 
+def base_tools(count: int) -> list[dict[str, Any]]:
+    """``count`` base tools of a run (the host's own, not MCP tools): ``base_000``, ``base_001``, …"""
+    return [{"name": f"base_{i:03d}", "description": "", "inputSchema": {"type": "object"}} for i in range(count)]
+
+
 @dataclass
 class Recorder:
     """What a test server saw: listed pages and tool calls."""

@@ -131,6 +131,7 @@ async def test_read_only_fails_closed_for_tools_without_annotations_or_with_a_fa
         assert found["structuredContent"]["activated"] == []
 
 
+@pytest.mark.e2e
 async def test_read_only_excludes_a_string_true_and_a_number_one_sent_as_raw_json(tmp_path: Path) -> None:
     def annotated(name: str, hint: Any) -> dict[str, Any]:
         return {"name": name, "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": hint}}

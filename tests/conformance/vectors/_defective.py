@@ -1,7 +1,7 @@
 """Deliberately wrong lexical rankers, and what the suite's probes would observe of each.
 
 :func:`observe` replays a probe of :mod:`conformance.suite._vectors` against a ranker given
-as :class:`~tests.conformance.vectors._oracle.Rules`, the way ``test_ranking.py`` drives a
+as :class:`~tests.conformance.vectors._spec_scorer.Rules`, the way ``test_ranking.py`` drives a
 SUT: the first round's active set, then the discovery calls with ``limit`` 1, each taking
 the best relevant candidate not yet active while the room lasts. It returns the first
 difference from what the probe expects, as ``test_ranking.py`` would report it.
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from conformance.suite._vectors import ROOM, Probe, walk
-from tests.conformance.vectors._oracle import ALIASES, READ_SIGNALS, SPEC_RULES, Rules, rank
+from tests.conformance.vectors._spec_scorer import ALIASES, READ_SIGNALS, SPEC_RULES, Rules, rank
 
 __all__ = ["DEFECTIVE", "Difference", "Defective", "observe"]
 

@@ -2,7 +2,7 @@
 
 The file is generated with the reference ranker, so it is checked three other ways: every
 score, component and order is recomputed by an independent scorer written from SPEC.md
-(:mod:`._oracle`); a subset of scores is worked out by hand below; and every deliberately
+(:mod:`._spec_scorer`); a subset of scores is worked out by hand below; and every deliberately
 wrong ranker of :mod:`._defective` changes something the suite's probes observe, with the
 first difference reported under the clause the ranker breaks.
 """
@@ -17,11 +17,11 @@ import pytest
 
 from conformance import CLAUSES
 from conformance.suite import test_ranking
-from conformance.suite._oracle import DYNAMIC, FIRST_ROUND
+from conformance.suite._predictions import DYNAMIC, FIRST_ROUND
 from conformance.suite._vectors import ROOM, load_vectors, plan
 from tests.conformance.vectors._defective import DEFECTIVE, observe
 from tests.conformance.vectors._generate import VECTORS_PATH, document, render
-from tests.conformance.vectors._oracle import rank, spec_words
+from tests.conformance.vectors._spec_scorer import rank, spec_words
 
 SHIPPED: dict[str, Any] = json.loads(VECTORS_PATH.read_text(encoding="utf-8"))
 CASES = [(group, case) for group in SHIPPED["groups"] for case in group["cases"]]
@@ -247,7 +247,7 @@ def test_each_wrong_ranker_is_caught_first_on_the_clause_it_breaks(name: str) ->
 
 def test_the_specification_itself_is_caught_by_no_probe() -> None:
     from tests.conformance.vectors._defective import Defective
-    from tests.conformance.vectors._oracle import SPEC_RULES
+    from tests.conformance.vectors._spec_scorer import SPEC_RULES
 
     spec = Defective("", SPEC_RULES)
 

@@ -66,6 +66,7 @@ async def test_another_protocol_version_is_invalid_params() -> None:
     assert "protocolVersion '2' is not supported" in caught.value.message
 
 
+@pytest.mark.e2e
 async def test_a_run_opens_answers_definitions_calls_requests_and_closes_its_servers(tmp_path: Path) -> None:
     github = _server(tmp_path, "github")
     driver = ReferenceDriver()
@@ -106,6 +107,7 @@ async def test_a_run_opens_answers_definitions_calls_requests_and_closes_its_ser
     assert caught.value.kind == "unknown_run"
 
 
+@pytest.mark.e2e
 async def test_omitted_run_fields_take_their_defaults(tmp_path: Path) -> None:
     driver = ReferenceDriver()
     run_id = await driver.open_run({"servers": [{"id": "s", "transport": _server(tmp_path, "s").transport()}]})
@@ -221,6 +223,7 @@ async def test_malformed_run_open_params_are_invalid_params_naming_the_path(para
     assert caught.value.message.startswith(f"run.open: {path}: ")
 
 
+@pytest.mark.e2e
 async def test_a_stdio_transport_keeps_its_args_and_env(tmp_path: Path) -> None:
     server = _server(tmp_path, "s")
     transport = {**server.transport(), "env": {"EXAMPLE": "1"}}
@@ -249,6 +252,7 @@ async def test_a_run_id_that_is_not_a_string_is_invalid_params(run_id: Any) -> N
         assert (caught.value.kind, caught.value.code, caught.value.path) == ("invalid_params", -32602, "$.runId")
 
 
+@pytest.mark.e2e
 async def test_call_and_request_params_are_checked_against_the_schema(tmp_path: Path) -> None:
     driver = ReferenceDriver()
     run_id = await driver.open_run({"servers": [{"id": "s", "transport": _server(tmp_path, "s").transport()}]})
@@ -265,6 +269,7 @@ async def test_call_and_request_params_are_checked_against_the_schema(tmp_path: 
     await driver.aclose()
 
 
+@pytest.mark.e2e
 async def test_a_failed_open_reports_its_error_after_every_started_server_has_exited(tmp_path: Path) -> None:
     healthy = _server(tmp_path, "healthy")
     gone = _server(tmp_path, "gone", exit_at_start=True)
@@ -310,6 +315,7 @@ async def test_an_http_server_that_refuses_connections_is_a_connection_error() -
             await ReferenceDriver().open_run({"servers": [{"id": "web", "transport": {"type": "http", "url": url}}]})
 
 
+@pytest.mark.e2e
 async def test_runs_are_isolated_and_closing_the_driver_closes_every_run(tmp_path: Path) -> None:
     servers = [_server(tmp_path, f"s{i}", *(tool(f"t{j:02d}", "widget") for j in range(14))) for i in range(2)]
     driver = ReferenceDriver()
@@ -328,6 +334,7 @@ async def test_runs_are_isolated_and_closing_the_driver_closes_every_run(tmp_pat
         await driver.definitions(first)
 
 
+@pytest.mark.e2e
 async def test_a_call_past_call_timeout_seconds_is_an_error_result_and_the_run_goes_on(tmp_path: Path) -> None:
     server = _server(tmp_path, "s", tool("stuck"), tool("search"), hang_on="stuck")
     driver = ReferenceDriver()
@@ -344,6 +351,7 @@ async def test_a_call_past_call_timeout_seconds_is_an_error_result_and_the_run_g
     assert server.lines() == ["start", "hang stuck", "call search {}", "exit"]
 
 
+@pytest.mark.e2e
 async def test_without_call_timeout_seconds_the_driver_applies_its_own_limit(tmp_path: Path) -> None:
     server = _server(tmp_path, "s", tool("stuck"), hang_on="stuck")
     driver = ReferenceDriver(call_timeout=0.2)

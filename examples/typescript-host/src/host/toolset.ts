@@ -212,7 +212,7 @@ async function connectAll(servers: readonly ServerConfig[], listTimeoutSeconds: 
         const deadline = current.get(server);
         if (failed && deadline?.cancelled === true) return undefined; // stopped because another server failed
         failed = true;
-        current.forEach((other) => other.cancel());
+        for (const other of current.values()) other.cancel();
         throw connectionError(
           deadline?.expired !== true
             ? `server '${server.id}' could not be reached or listed: ${describe(error)}`
