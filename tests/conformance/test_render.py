@@ -64,6 +64,14 @@ def test_the_markdown_certificate_is_pinned(tmp_path: Path, text_snapshot: Snaps
     assert render_markdown(sample(tmp_path)) == text_snapshot
 
 
+def test_the_json_certificate_is_pinned(tmp_path: Path, text_snapshot: SnapshotAssertion) -> None:
+    out = tmp_path / "written"
+
+    write_certificate(sample(tmp_path), out)
+
+    assert (out / "certificate.json").read_text() == text_snapshot
+
+
 def test_the_html_certificate_is_pinned(tmp_path: Path, text_snapshot: SnapshotAssertion) -> None:
     assert render_html(sample(tmp_path)) == text_snapshot
 
