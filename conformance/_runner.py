@@ -23,12 +23,21 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import IO, Final
+from typing import IO, Final, Literal
 
 from conformance import _reaper
 from conformance._records import Records, read_records
 
-__all__ = ["SUITE_DIR", "SUITE_INI", "Outcome", "SuiteOptions", "pytest_command", "pytest_env", "supervise"]
+__all__ = [
+    "SUITE_DIR",
+    "SUITE_INI",
+    "Outcome",
+    "Stopped",
+    "SuiteOptions",
+    "pytest_command",
+    "pytest_env",
+    "supervise",
+]
 
 SUITE_DIR: Final = Path(__file__).parent / "suite"
 SUITE_INI: Final = SUITE_DIR / "pytest.ini"
@@ -43,6 +52,8 @@ _DROPPED_ENV: Final = (
     "PYTEST_CURRENT_TEST",
     "PYTHONWARNINGS",
 )
+#: Why a run was stopped before its end: "" (it was not), the time limit, or a signal.
+Stopped = Literal["", "time", "SIGINT", "SIGTERM"]
 #: Seconds pytest gets to tear down after SIGINT before its group is killed.
 STOP_GRACE: Final = 10.0
 
@@ -121,8 +132,8 @@ class Outcome:
     """How the child pytest ended."""
 
     returncode: int | None
-    #: Why it was stopped before it ended by itself: "", "time", "SIGINT", "SIGTERM".
-    stopped: str = ""
+    #: Why it was stopped before it ended by itself.
+    stopped: Stopped = ""
     #: Processes still running below this one after pytest ended, ended since.
     leftovers: list[_reaper.Leftover] = field(default_factory=list)
     #: Whether processes that escape their group were tracked (Linux).
@@ -134,14 +145,14 @@ class _Signals:
     """SIGINT and SIGTERM set a flag instead of killing this process, while installed."""
 
     def __init__(self) -> None:
-        self.received = ""
+        self.received: Stopped = ""
         self._previous: dict[int, object] = {}
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         if self.received:
             # A second signal: the user means it.
             raise KeyboardInterrupt
-        self.received = signal.Signals(signum).name
+        self.received = "SIGTERM" if signum == signal.SIGTERM else "SIGINT"
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[_Signals]:

@@ -251,12 +251,27 @@ def test_a_subset_that_passes_is_a_partial_run(tmp_path: Path) -> None:
     assert statuses(cert)["A-2"] == "not-run"
 
 
-def test_a_clause_whose_only_test_failed_elsewhere_is_inconclusive(tmp_path: Path) -> None:
-    failing = record("test_one", ["A-1", "A-2"], "finding", findings=[finding(["A-2"])])
+def test_a_clause_whose_only_test_failed_elsewhere_is_inconclusive_naming_where(tmp_path: Path) -> None:
+    failing = record("test_one", ["A-1", "A-2"], "finding", findings=[finding(["A-2.1"])])
 
     cert = certificate(tmp_path, [failing])
 
     assert statuses(cert)["A-1"] == "inconclusive"
+    assert cert["clauses"][0]["reason"] == "every test citing it failed on another clause first (A-2)"
+
+
+def test_a_suite_whose_pytest_broke_gives_no_verdict_though_every_record_passed(tmp_path: Path) -> None:
+    tests = [record("test_one", ["A-1"]), record("test_two", ["A-2"])]
+
+    broke = certificate(tmp_path, tests, pytest_exit=3)
+    failed = certificate(
+        tmp_path, [*tests, record("t3", ["A-1"], "finding", findings=[finding(["A-1"])])], pytest_exit=3
+    )
+
+    assert (broke["verdict"], broke["exit_code"]) == ("error", 2)
+    assert broke["why"] == ["the suite's pytest ended with exit code 3 (see pytest.log)"]
+    # A finding stands whatever became of pytest.
+    assert (failed["verdict"], failed["exit_code"]) == ("non-conformant", 1)
 
 
 def test_nothing_tested_or_no_initialize_is_an_error(tmp_path: Path) -> None:

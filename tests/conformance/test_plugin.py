@@ -88,7 +88,7 @@ def test_the_options_are_listed_in_their_own_group(project: pytest.Pytester) -> 
 
 
 def test_every_option_has_an_ini_twin(project: pytest.Pytester) -> None:
-    from conformance._settings import OPTIONS
+    from conformance._options import OPTIONS
 
     result = project.runpytest("--help")
 
@@ -289,7 +289,16 @@ def test_the_plugin_module_imports_nothing_heavy() -> None:
 
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
 
-    assert out.strip() == "['conformance', 'conformance._keys', 'conformance._settings', 'conformance.plugin']"
+    assert out.strip() == str(
+        [
+            "conformance",
+            "conformance._errors",
+            "conformance._keys",
+            "conformance._options",
+            "conformance._settings",
+            "conformance.plugin",
+        ]
+    )
 
 
 def test_the_shipped_suite_is_inside_the_package() -> None:
