@@ -42,10 +42,15 @@ from conformance._records import FindingRecord, Json, Kind, PropertyStats, Recor
 from conformance._runner import Stopped
 
 __all__ = [
+    "AFTER_THE_SUITE",
     "EXIT_CODES",
     "FORMAT",
     "KINDS",
+    "PROTOCOL_LABEL",
+    "SEEN",
+    "STALE",
     "STATUSES",
+    "UNCHECKED",
     "Certificate",
     "ClauseRow",
     "ErrorRow",
@@ -255,15 +260,12 @@ def _title(clause: Clause) -> str:
     return (match.group(1) if match else first).rstrip(".:;")
 
 
-def _display_path(path: Path, cwd: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(cwd.resolve()))
-    except ValueError:
-        return str(path.resolve())
-
-
 def replay_command(run: RunInfo, nodeid: str) -> str:
-    """One command that runs exactly this test again, with the run's seed and its saved examples."""
+    """One command that runs exactly this test again, with the run's seed and its saved examples.
+
+    The examples folder is named by its absolute path, so that the command finds the saved
+    examples from any directory instead of searching afresh.
+    """
     argv = ["mcp-conformance", "replay", f"{run.sut_option}={run.sut_value}", f"--seed={run.seed}"]
     if run.thoroughness != "default":
         argv.append(f"--thoroughness={run.thoroughness}")
@@ -271,7 +273,7 @@ def replay_command(run: RunInfo, nodeid: str) -> str:
         argv.append(f"--profile={run.profile}")
     if run.timeout:
         argv.append(f"--sut-timeout={run.timeout}")
-    argv += [f"--examples={_display_path(run.examples_dir, run.cwd)}", nodeid]
+    argv += [f"--examples={(run.cwd / run.examples_dir).resolve()}", nodeid]
     return shlex.join(argv)
 
 
