@@ -180,8 +180,8 @@ class Option(Generic[_T]):
     commands: tuple[Command, ...] = ()
     #: certify's default, where it differs from the plugin's.
     cli_default: _T | None = None
-    #: What certify adds to the help.
-    cli_note: str = ""
+    #: certify's help, where it says more than the plugin's.
+    cli_help: str = ""
 
     @property
     def choices(self) -> tuple[str, ...] | None:
@@ -276,8 +276,8 @@ MAX_TIME: Final = Option(
     cli="--max-time",
     commands=CERTIFY,
     cli_default=DEFAULT_MAX_TIME,
-    cli_note=f"; certify stops the run {WIND_DOWN:g} s later, with the verdict 'incomplete' "
-    f"(certify's default {DEFAULT_MAX_TIME:g})",
+    cli_help="time budget: no test starts after it, properties stop drawing examples, and the run is "
+    f"stopped {WIND_DOWN:g} s later; the verdict is then 'incomplete' (default {DEFAULT_MAX_TIME:g})",
 )
 BROKEN_AFTER: Final = Option(
     "--conformance-broken-after",

@@ -102,6 +102,11 @@ def test_every_option_has_an_ini_twin(project: pytest.Pytester) -> None:
         (["--sut", "fake_sut:core", "--sut-cmd", "driver"], "*give either --sut or --sut-cmd, not both*"),
         (["--sut", "fake_sut:core", "--sut-timeout", "soon"], "*--sut-timeout must be a positive number*'soon'*"),
         (["--sut", "fake_sut:core", "--sut-timeout", "-1"], "*--sut-timeout must be a positive number*"),
+        (
+            ["--sut", "fake_sut:core", "--sut-timeout", "1e308"],
+            "*--sut-timeout must be a positive number of seconds, at most 86400, got '1e308'*",
+        ),
+        (["--sut", "fake_sut:core", "--conformance-broken-after", "9" * 400], "*--conformance-broken-after must be*"),
         (["--sut", "fake_sut"], "*--sut expects 'module:factory'*"),
         (["--sut", "fake_sut:broken"], "*broken() raised RuntimeError: cannot reach the toolset*"),
         (["--sut-cmd", "/nonexistent/driver"], "*cannot start driver '/nonexistent/driver'*"),
