@@ -14,8 +14,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Final
 
-from conformance._certificate import SEEN, Certificate, stale, unexpected
+from conformance._certificate import KINDS, SEEN, Certificate, stale, unexpected
 from conformance._records import Records, ResultRecord
+from conformance._render import outcome
 
 __all__ = ["Progress", "first_line"]
 
@@ -24,7 +25,6 @@ PROG: Final = "mcp-conformance"
 QUIET_AFTER: Final = 30.0
 #: How many failures the summary shows; the certificate has them all.
 SHOWN: Final = 10
-_OUTCOMES: Final = {"pass": "passed", "finding": "failed", "error": "broke", "skip": "skipped", "not-run": "not run"}
 
 
 def first_line(text: str, width: int = 200) -> str:
@@ -116,12 +116,8 @@ class Progress:
 
     @staticmethod
     def _describe(done: Sequence[ResultRecord]) -> str:
-        counts: dict[str, int] = {}
-        for record in done:
-            counts[record["kind"]] = counts.get(record["kind"], 0) + 1
-        parts = [
-            f"{n} {_OUTCOMES[kind]}" for kind, n in sorted(counts.items(), key=lambda kv: list(_OUTCOMES).index(kv[0]))
-        ]
+        counts = {kind: sum(1 for r in done if r["kind"] == kind) for kind in KINDS}
+        parts = [f"{n} {'failed' if kind == 'finding' else outcome(kind)}" for kind, n in counts.items() if n]
         broken = sorted({c for r in done for f in r["findings"] for c in (f["clauses"] or ["protocol"])})
         return f"{len(done)} tests: {', '.join(parts)}" + (f" ({', '.join(broken)})" if broken else "")
 

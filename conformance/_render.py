@@ -13,7 +13,7 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Final, Literal
+from typing import Final, Literal, assert_never
 
 from conformance._certificate import (
     PROTOCOL_LABEL,
@@ -26,7 +26,7 @@ from conformance._certificate import (
 )
 from conformance._records import Kind
 
-__all__ = ["render_badge", "render_html", "render_markdown", "write_certificate"]
+__all__ = ["outcome", "render_badge", "render_html", "render_markdown", "write_certificate"]
 
 FILES: Final = ("certificate.json", "certificate.md", "certificate.html", "badge.svg")
 Tone = Literal["good", "bad", "unsure"]
@@ -82,20 +82,25 @@ def _facts(cert: Certificate) -> list[tuple[str, str]]:
     ]
 
 
-#: How a test's kind reads in a sentence.
-OUTCOMES: Final[Mapping[Kind, str]] = {
-    "pass": "passed",
-    "finding": "with findings",
-    "error": "broke",
-    "skip": "skipped",
-    "not-run": "not run",
-}
+def outcome(kind: Kind) -> str:
+    """How a test's kind reads in a sentence; a kind added to the records must be named here."""
+    if kind == "pass":
+        return "passed"
+    if kind == "finding":
+        return "with findings"
+    if kind == "error":
+        return "broke"
+    if kind == "skip":
+        return "skipped"
+    if kind == "not-run":
+        return "not run"
+    assert_never(kind)
 
 
 def _test_counts(cert: Certificate) -> str:
     counts = cert["tests"]
     total = sum(counts.values())
-    parts = [f"{n} {OUTCOMES[kind]}" for kind, n in counts.items() if n]
+    parts = [f"{n} {outcome(kind)}" for kind, n in counts.items() if n]
     return f"{total} tests: {', '.join(parts)}" if total else "no test ran"
 
 
