@@ -99,7 +99,7 @@ def _add_options(parser: argparse.ArgumentParser, command: Command) -> None:
     for option in OPTIONS:
         if option.cli is None or command not in option.commands:
             continue
-        where = target if option in (SUT, SUT_CMD) else parser
+        where = target if option is SUT or option is SUT_CMD else parser
         common: dict[str, Any] = {
             "dest": option.dest,
             "metavar": option.metavar,
