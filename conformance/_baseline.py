@@ -4,7 +4,9 @@
 FILE``) writes one ``[[expected_failure]]`` entry per clause and test that failed, each with a
 reason to edit, so that a regression run against the same implementation, seed and
 thoroughness passes with no stale and no unexpected entry. A failure that was already expected
-keeps the reason its entry gave. What no expectations file can accept is named instead of
+keeps the entry that accepted it, an entry the run did not check is kept, and a stale one is
+dropped, so writing over the file a regression run used updates it. What no expectations file
+can accept is named instead of
 listed: findings about the driver protocol, processes left running, tests that could not run
 to the end.
 """
@@ -19,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal, cast
 
-from conformance._certificate import AFTER_THE_SUITE, FORMAT, Certificate
+from conformance._certificate import AFTER_THE_SUITE, FORMAT, UNCHECKED, Certificate
 from conformance._errors import UsageError
 
 __all__ = ["PLACEHOLDER", "Baseline", "By", "baseline", "read_certificate", "write_baseline"]
@@ -81,19 +83,31 @@ def _comment(text: str) -> str:
 
 
 def baseline(cert: Certificate, *, by: By = "test", source: str = "") -> Baseline:
-    """The expectations file that accepts every failure of ``cert`` that a file can accept."""
+    """The expectations file that accepts every failure of ``cert`` that a file can accept.
+
+    A failure an entry already accepted keeps that entry (its reason and its scope); an entry
+    the run did not check is kept as it was; a stale entry is dropped.
+    """
     entries: dict[tuple[str, str | None], _Entry] = {}
+
+    def add(clause: str, test: str | None, reason: str, note: str) -> None:
+        entries.setdefault((clause, test), _Entry(clause, reason, test, note))
+
     unlisted: list[str] = []
     for failure in cert["failures"]:
         if failure["protocol"] or failure["test"] == AFTER_THE_SUITE or not failure["clauses"]:
             unlisted.append(f"{failure['label']}: {failure['message']}")
             continue
-        reasons = {e["clause"]: e["reason"] for e in failure["expected_failure"] or ()}
+        note = f"{failure['label']} ({failure['level']}): {failure['message']}"
         for clause in failure["clauses"]:
-            test = _function(failure["test"]) if by == "test" else None
-            if (clause, test) not in entries:
-                note = f"{failure['label']} ({failure['level']}): {failure['message']}"
-                entries[(clause, test)] = _Entry(clause, reasons.get(clause, PLACEHOLDER), test, note)
+            kept = [e for e in failure["expected_failure"] or () if e["clause"] == clause]
+            for entry in kept:
+                add(clause, entry["test"], entry["reason"], note)
+            if not kept:
+                add(clause, _function(failure["test"]) if by == "test" else None, PLACEHOLDER, note)
+    for row in cert["expectations"]["entries"]:
+        if row["status"] == UNCHECKED:
+            add(row["clause"], row["test"], row["reason"], f"{row['clause']} ({row['level']}): not checked by this run")
     unlisted += [f"{error['test']} could not run to the end: {error['message']}" for error in cert["errors"]]
     order = {row["clause"]: i for i, row in enumerate(cert["clauses"])}
     ordered = sorted(entries.values(), key=lambda e: (order.get(e.clause, len(order)), e.test or ""))
@@ -149,11 +163,17 @@ def read_certificate(path: Path) -> Certificate:
         ("timestamp", str),
         ("seed", int),
         ("thoroughness", str),
+        ("expectations", dict),
     )
     fields += (("clauses", list),)
     for key, kind in fields:
         if not isinstance(data.get(key), kind):
             raise CertificateError(f"{file}: {key}: expected a {kind.__name__}, got {data.get(key)!r:.80}")
+    entries = data["expectations"].get("entries")
+    if not isinstance(entries, list) or not all(
+        isinstance(e, dict) and isinstance(e.get("clause"), str) and isinstance(e.get("status"), str) for e in entries
+    ):
+        raise CertificateError(f"{file}: expectations.entries: expected a list of entries with a clause and a status")
     for index, error in enumerate(data["errors"]):
         if not (
             isinstance(error, dict) and isinstance(error.get("test"), str) and isinstance(error.get("message"), str)

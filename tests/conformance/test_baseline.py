@@ -71,15 +71,24 @@ def test_a_baseline_by_clause_covers_any_test_of_the_clause(tmp_path: Path) -> N
     assert again["verdict"] == "no regressions"
 
 
-def test_a_failure_already_expected_keeps_the_reason_its_entry_gave(tmp_path: Path) -> None:
-    tests = failing_run()
-    known = (Expectation("A-1", "lands in 2.0", "test_x.py::test_one"),)
-
+def test_a_failure_already_expected_keeps_its_entry_and_an_unchecked_entry_stays(tmp_path: Path) -> None:
+    tests = [*failing_run(), record("test_fine_too", ["A-2"])]
+    known = (
+        Expectation("A-1", "lands in 2.0", "test_one"),
+        Expectation("L-1", "not under test here", None, 1),
+        Expectation("A-2", "was fixed", "test_fine_too", 2),
+    )
     cert = certificate(tmp_path, tests, known, mode="regression")
 
-    reasons = {(e.clause, e.test): e.reason for e in written(tmp_path, baseline(cert).text)}
-    assert reasons[("A-1", "test_x.py::test_one")] == "lands in 2.0"
-    assert reasons[("A-2", "test_x.py::test_three")] == PLACEHOLDER
+    rebased = written(tmp_path, baseline(cert).text)
+
+    assert [(e.clause, e.test, e.reason) for e in rebased] == [
+        ("A-1", "test_one", "lands in 2.0"),
+        ("A-1", "test_x.py::test_both", PLACEHOLDER),
+        ("A-2", "test_x.py::test_both", PLACEHOLDER),
+        ("A-2", "test_x.py::test_three", PLACEHOLDER),
+        ("L-1", None, "not under test here"),
+    ]
 
 
 def test_what_no_expectations_file_can_accept_is_named_instead_of_listed(tmp_path: Path) -> None:
