@@ -3,11 +3,12 @@ keep the clause manifest.
 
 ``certify`` runs the shipped suite in a pytest of its own (:mod:`conformance._runner`),
 shows progress by clause section, and writes ``certificate.json``, ``certificate.md``,
-``certificate.html`` and ``badge.svg``. Its options are the plugin's, generated from the one
-option table (:mod:`conformance._options`), plus its own (``--out``, ``-n``, ...). Exit codes: 0 conformant (SHOULD failures are
-warnings), a partial run that passed, or no regressions; 1 non-conformant or a stale
-expectation; 2 the SUT did not start, the suite or its options broke, the run was
-stopped or ran out of time, or a testable clause has no test yet.
+``certificate.html`` and ``badge.svg``. Its options are the plugin's, generated from the
+one option table (:mod:`conformance._options`), and a few of its own (``--out``, ``-n``, …).
+Exit codes: 0 conformant (SHOULD failures are warnings), a partial run that passed, or no
+regressions; 1 non-conformant or a stale expectation; 2 the SUT did not start, the suite or
+its options broke, the run was stopped or ran out of time, or a testable clause has no test
+yet.
 
 ``replay`` runs chosen tests again exactly as a certificate's run did (same seed, saved
 failing examples first) and shows pytest's own report. ``baseline`` prints the expectations
@@ -351,7 +352,7 @@ def certify(argv: Sequence[str]) -> int:
         progress.summary(cert, paths)
         if args.write_expectations is not None:
             written = write_baseline(cert, Path(args.write_expectations), source=str(paths[0]))
-            progress.say(written)
+            sys.stdout.write(f"{PROG}: {written}\n")
         return cert["exit_code"]
     finally:
         shutil.rmtree(work, ignore_errors=True)
