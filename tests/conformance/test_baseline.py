@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from conformance._baseline import PLACEHOLDER, baseline, read_certificate
+from conformance._baseline import PLACEHOLDER, baseline, read_certificate, write_baseline
 from conformance._certificate import stale, unexpected
 from conformance._cli import main
 from conformance._errors import UsageError
@@ -164,3 +166,43 @@ def test_a_certificate_missing_a_field_the_baseline_reads_is_refused_naming_the_
 
     with pytest.raises(UsageError, match=r"failures\[1\]\.test: expected a str, got None"):
         read_certificate(path)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda c: c.update(errors=[{"test": 3}]), r"errors\[0\]: expected an object with a test and a message"),
+        (lambda c: c["expectations"].update(entries=[{}]), "expectations.entries: expected a list of entries"),
+        (lambda c: c.update(seed="0"), "seed: expected a int, got '0'"),
+        (lambda c: c["failures"].__setitem__(0, []), r"failures\[0\]: expected an object"),
+        (lambda c: c["failures"][0].update(expected_failure="x"), r"failures\[0\]\.expected_failure: expected a list"),
+    ],
+)
+def test_each_field_the_baseline_reads_is_checked(
+    tmp_path: Path, change: Callable[[dict[str, Any]], None], message: str
+) -> None:
+    cert = json.loads(json.dumps(certificate(tmp_path, failing_run())))
+    change(cert)
+    path = tmp_path / "certificate.json"
+    path.write_text(json.dumps(cert))
+
+    with pytest.raises(UsageError, match=message):
+        read_certificate(path)
+
+
+def test_an_expectations_file_that_cannot_be_written_is_a_clear_error(tmp_path: Path) -> None:
+    target = tmp_path / "missing" / "known.toml"
+
+    with pytest.raises(UsageError, match=f"--write-expectations {target}: cannot write the expectations file"):
+        write_baseline(certificate(tmp_path, failing_run()), target)
+
+
+def test_written_expectations_replace_the_file_whole(tmp_path: Path) -> None:
+    target = tmp_path / "known.toml"
+    target.write_text("old")
+
+    told = write_baseline(certificate(tmp_path, failing_run()), target)
+
+    assert told == f"expectations: 4 known failure(s) written to {target}"
+    assert len(written(tmp_path, target.read_text())) == 4
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["expected.toml", "known.toml"]
