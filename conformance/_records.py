@@ -27,8 +27,10 @@ __all__ = [
     "EventRecord",
     "FindingRecord",
     "ImplementationRecord",
+    "Json",
     "Kind",
     "PropertyStats",
+    "Record",
     "Records",
     "SessionRecord",
     "ResultRecord",
@@ -117,6 +119,10 @@ class EventRecord(TypedDict):
     message: str
 
 
+#: Any line of a run's record files.
+Record: TypeAlias = SessionRecord | ResultRecord | EventRecord
+
+
 @dataclasses.dataclass(slots=True)
 class Records:
     """Everything read back from the record files of one run."""
@@ -156,7 +162,7 @@ def jsonable(value: object, _depth: int = 0) -> Json:
     return f"<{type(value).__name__}>"
 
 
-def append_record(path: Path, record: Mapping[str, Any]) -> None:
+def append_record(path: Path, record: Record) -> None:
     """Append one record as a line; a line is written in one call so readers never see half."""
     line = json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
     with path.open("a", encoding="utf-8") as out:

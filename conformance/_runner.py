@@ -23,12 +23,37 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import IO, Final
+from typing import IO, Final, Literal
 
 from conformance import _reaper
+from conformance._options import (
+    BROKEN_AFTER,
+    CLAUSE,
+    EXAMPLES,
+    EXPECTATIONS,
+    MAX_TIME,
+    MODE,
+    PROFILE,
+    REPORT,
+    SHRINK_TIME,
+    SUT_TIMEOUT,
+    THOROUGHNESS,
+    Mode,
+    ProfileChoice,
+    Thoroughness,
+)
 from conformance._records import Records, read_records
 
-__all__ = ["SUITE_DIR", "SUITE_INI", "Outcome", "SuiteOptions", "pytest_command", "pytest_env", "supervise"]
+__all__ = [
+    "SUITE_DIR",
+    "SUITE_INI",
+    "Outcome",
+    "Stopped",
+    "SuiteOptions",
+    "pytest_command",
+    "pytest_env",
+    "supervise",
+]
 
 SUITE_DIR: Final = Path(__file__).parent / "suite"
 SUITE_INI: Final = SUITE_DIR / "pytest.ini"
@@ -43,6 +68,8 @@ _DROPPED_ENV: Final = (
     "PYTEST_CURRENT_TEST",
     "PYTHONWARNINGS",
 )
+#: Why a run was stopped before its end: "" (it was not), the time limit, or a signal.
+Stopped = Literal["", "time", "SIGINT", "SIGTERM"]
 #: Seconds pytest gets to tear down after SIGINT before its group is killed.
 STOP_GRACE: Final = 10.0
 
@@ -56,17 +83,17 @@ class SuiteOptions:
     work: Path
     report: Path
     examples: Path
-    profile: str | None = None
+    profile: ProfileChoice | None = None
     timeout: str | None = None
     seed: int = 0
-    thoroughness: str = "default"
+    thoroughness: Thoroughness = "default"
     shrink_time: float | None = None
     max_time: float | None = None
     broken_after: int | None = None
     clauses: Sequence[str] = ()
     workers: str | None = None
     expectations: Path | None = None
-    mode: str = "certify"
+    mode: Mode = "certify"
     tests: Sequence[str] = ()
     extra: Sequence[str] = ()
     quiet: bool = True
@@ -85,21 +112,21 @@ def pytest_command(options: SuiteOptions) -> list[str]:
             argv += ["-p", plugin]
         argv.append(f"--numprocesses={options.workers}")
     argv += [f"{options.sut_option}={options.sut_value}", f"--hypothesis-seed={options.seed}"]
-    argv.append(f"--conformance-thoroughness={options.thoroughness}")
+    argv.append(f"{THOROUGHNESS.flag}={options.thoroughness}")
     if options.profile:
-        argv.append(f"--profile={options.profile}")
+        argv.append(f"{PROFILE.flag}={options.profile}")
     if options.timeout:
-        argv.append(f"--sut-timeout={options.timeout}")
+        argv.append(f"{SUT_TIMEOUT.flag}={options.timeout}")
     if options.shrink_time is not None:
-        argv.append(f"--conformance-shrink-time={options.shrink_time:g}")
+        argv.append(f"{SHRINK_TIME.flag}={options.shrink_time:g}")
     if options.max_time is not None:
-        argv.append(f"--conformance-max-time={options.max_time:g}")
+        argv.append(f"{MAX_TIME.flag}={options.max_time:g}")
     if options.broken_after is not None:
-        argv.append(f"--conformance-broken-after={options.broken_after}")
+        argv.append(f"{BROKEN_AFTER.flag}={options.broken_after}")
     if options.expectations is not None:
-        argv += [f"--conformance-expectations={options.expectations}", f"--conformance-mode={options.mode}"]
-    argv += [f"--clause={clause_id}" for clause_id in options.clauses]
-    argv += [f"--conformance-report={options.report}", f"--conformance-examples={options.examples}"]
+        argv += [f"{EXPECTATIONS.flag}={options.expectations}", f"{MODE.flag}={options.mode}"]
+    argv += [f"{CLAUSE.flag}={clause_id}" for clause_id in options.clauses]
+    argv += [f"{REPORT.flag}={options.report}", f"{EXAMPLES.flag}={options.examples}"]
     argv += [f"--basetemp={options.work / 'tmp'}"]
     if options.quiet:
         argv.append("-q")
@@ -121,8 +148,8 @@ class Outcome:
     """How the child pytest ended."""
 
     returncode: int | None
-    #: Why it was stopped before it ended by itself: "", "time", "SIGINT", "SIGTERM".
-    stopped: str = ""
+    #: Why it was stopped before it ended by itself.
+    stopped: Stopped = ""
     #: Processes still running below this one after pytest ended, ended since.
     leftovers: list[_reaper.Leftover] = field(default_factory=list)
     #: Whether processes that escape their group were tracked (Linux).
@@ -134,14 +161,14 @@ class _Signals:
     """SIGINT and SIGTERM set a flag instead of killing this process, while installed."""
 
     def __init__(self) -> None:
-        self.received = ""
+        self.received: Stopped = ""
         self._previous: dict[int, object] = {}
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         if self.received:
             # A second signal: the user means it.
             raise KeyboardInterrupt
-        self.received = signal.Signals(signum).name
+        self.received = "SIGTERM" if signum == signal.SIGTERM else "SIGINT"
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[_Signals]:

@@ -30,8 +30,10 @@ from conformance._keys import CLAUSES_KEY, SESSION_KEY
 from conformance._loading import driver_argv, load_sut
 from conformance._records import (
     EventName,
+    EventRecord,
     FindingRecord,
     Kind,
+    Record,
     ResultRecord,
     SessionRecord,
     append_record,
@@ -141,7 +143,7 @@ class SutSession:
 
     # -- records
 
-    def write(self, config: pytest.Config, record: SessionRecord | ResultRecord | dict[str, Any]) -> None:
+    def write(self, config: pytest.Config, record: Record) -> None:
         path = self.settings.report
         if path is None:
             return
@@ -149,7 +151,7 @@ class SutSession:
         append_record(Path(f"{path}.{worker}") if worker else path, record)
 
     def event(self, config: pytest.Config, event: EventName, nodeid: str, message: str = "") -> None:
-        self.write(config, {"record": "event", "event": event, "nodeid": nodeid, "message": message})
+        self.write(config, EventRecord(record="event", event=event, nodeid=nodeid, message=message))
 
     def session_record(self, config: pytest.Config) -> SessionRecord:
         impl = self.implementation

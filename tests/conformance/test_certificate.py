@@ -48,7 +48,8 @@ def test_a_must_failure_is_non_conformant_with_the_case_and_a_replay_command(tmp
     assert entry["case"] == {"fleet": {"seed": 3}, "policies": {"s0": {"mode": "auto"}}}
     assert entry["falsifying_example"] == "Falsifying example: test_one(seed=3)"
     assert entry["replay"] == (
-        "mcp-conformance replay '--sut-cmd=node d.js' --seed=7 --examples=out/examples 'test_x.py::test_one[http]'"
+        f"mcp-conformance replay '--sut-cmd=node d.js' --seed=7 --examples={tmp_path.resolve()}/out/examples "
+        "'test_x.py::test_one[http]'"
     )
 
 
@@ -115,6 +116,16 @@ def test_a_run_cut_short_without_findings_is_incomplete(tmp_path: Path) -> None:
     assert "SIGTERM" in stopped["why"][0]
 
 
+def test_a_run_stopped_with_findings_is_incomplete_and_still_lists_them(tmp_path: Path) -> None:
+    failing = record("test_one", ["A-1"], "finding", findings=[finding(["A-1"])])
+
+    cert = certificate(tmp_path, [failing, record("test_two", ["A-2"])], stopped="SIGTERM")
+
+    assert (cert["verdict"], cert["exit_code"]) == ("incomplete", 2)
+    assert cert["why"] == ["terminated (SIGTERM); the run was stopped", "MUST clauses broken: A-1"]
+    assert [f["clauses"] for f in cert["failures"]] == [["A-1"]] and statuses(cert)["A-1"] == "fail"
+
+
 def test_processes_left_running_are_a_blocking_failure(tmp_path: Path) -> None:
     cert = certificate(
         tmp_path,
@@ -150,12 +161,27 @@ def test_a_subset_that_passes_is_a_partial_run(tmp_path: Path) -> None:
     assert statuses(cert)["A-2"] == "not-run"
 
 
-def test_a_clause_whose_only_test_failed_elsewhere_is_inconclusive(tmp_path: Path) -> None:
-    failing = record("test_one", ["A-1", "A-2"], "finding", findings=[finding(["A-2"])])
+def test_a_clause_whose_only_test_failed_elsewhere_is_inconclusive_naming_where(tmp_path: Path) -> None:
+    failing = record("test_one", ["A-1", "A-2"], "finding", findings=[finding(["A-2.1"])])
 
     cert = certificate(tmp_path, [failing])
 
     assert statuses(cert)["A-1"] == "inconclusive"
+    assert cert["clauses"][0]["reason"] == "every test citing it failed on another clause first (A-2)"
+
+
+def test_a_suite_whose_pytest_broke_gives_no_verdict_though_every_record_passed(tmp_path: Path) -> None:
+    tests = [record("test_one", ["A-1"]), record("test_two", ["A-2"])]
+
+    broke = certificate(tmp_path, tests, pytest_exit=3)
+    failed = certificate(
+        tmp_path, [*tests, record("t3", ["A-1"], "finding", findings=[finding(["A-1"])])], pytest_exit=3
+    )
+
+    assert (broke["verdict"], broke["exit_code"]) == ("error", 2)
+    assert broke["why"] == ["the suite's pytest ended with exit code 3 (see pytest.log)"]
+    # A finding stands whatever became of pytest.
+    assert (failed["verdict"], failed["exit_code"]) == ("non-conformant", 1)
 
 
 def test_nothing_tested_or_no_initialize_is_an_error(tmp_path: Path) -> None:

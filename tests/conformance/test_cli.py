@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from syrupy.assertion import SnapshotAssertion
 
-from conformance._cli import main
+from conformance._cli import certify_parser, main, replay_parser
 from conformance._manifest import render_manifest
+from conformance._options import OPTIONS
 from tests.conformance._procs import is_running
 from tests.conformance.conftest import FAKE_DRIVER
 from tests.conformance.shared_runs import Run, shared
@@ -96,19 +98,40 @@ def without_times(cert: dict[str, Any]) -> dict[str, Any]:
         (["certify"], "one of the arguments --sut --sut-cmd is required"),
         (["certify", "--sut", "reference", "--bogus"], "unrecognized arguments: --bogus"),
         (["certify", "--sut", "reference", "--sut-cmd", "reference"], "not allowed with argument"),
-        (["certify", "--sut", "reference", "--profile", "fast"], "invalid choice: 'fast'"),
-        (["certify", "--sut", "reference", "--mode", "lenient"], "invalid choice: 'lenient'"),
+        (
+            ["certify", "--sut", "reference", "--profile", "fast"],
+            "--profile must be one of core, lexical, all, got 'fast'",
+        ),
+        (
+            ["certify", "--sut", "reference", "--mode", "lenient"],
+            "--mode must be one of certify, regression, got 'lenient'",
+        ),
         (["certify", "--sut", "reference", "--mode", "regression"], "--mode regression needs --expectations"),
         (["certify", "--sut-cmd", "'unclosed"], "No closing quotation"),
         (["certify", "--sut-cmd", "  "], "--sut-cmd is empty"),
         (["certify", "--sut", "reference", "--sut-timeout", "soon"], "--sut-timeout must be a positive number"),
+        (
+            ["certify", "--sut", "reference", "--sut-timeout", "1e308"],
+            "--sut-timeout must be a positive number of seconds, at most 86400, got '1e308'",
+        ),
         (["certify", "--sut", "reference", "--max-time", "0"], "--max-time must be a positive number"),
         (["certify", "--sut", "reference", "--shrink-time", "-1"], "--shrink-time must be a number of seconds"),
         (["certify", "--sut", "reference", "--seed", "x1"], "--seed must be a whole number"),
-        (["certify", "--sut", "reference", "--thoroughness", "max"], "invalid choice: 'max'"),
+        (
+            ["certify", "--sut", "reference", "--thoroughness", "max"],
+            "--thoroughness must be one of quick, default, deep",
+        ),
         (["certify", "--sut", "reference", "--broken-after", "0"], "--broken-after must be a whole number"),
-        (["certify", "--sut", "reference", "-n", "many"], "-n expects a number of processes"),
+        (["certify", "--sut", "reference", "-n", "many"], "-n expects a number of processes from 1 to"),
+        (["certify", "--sut", "reference", "-n", "10000"], "per core on this machine) or 'auto', got '10000'"),
+        (["certify", "--sut", "reference", "-n", "0"], "-n expects a number of processes from 1 to"),
         (["replay", "--sut", "reference"], "the following arguments are required: TEST"),
+        (
+            ["replay", "--sut", "reference", "--examples", "/nonexistent", SMOKE],
+            "--examples /nonexistent: no such folder",
+        ),
+        (["baseline", "/nonexistent"], "/nonexistent: cannot read the certificate"),
+        (["baseline", str(ROOT / "pyproject.toml")], "pyproject.toml: not a JSON file"),
         (["manifest", "--frob"], "unrecognized arguments: --frob"),
     ],
 )
@@ -323,7 +346,15 @@ def test_regression_mode_accepts_a_listed_failure_reports_it_as_xfail_and_refuse
     defective = cli(
         "certify", "--sut-cmd", DEFECT, "--out", str(tmp_path / "defective"), *common, f"--junitxml={junit}"
     )
-    fixed = cli("certify", "--sut-cmd", "reference", "--out", str(tmp_path / "fixed"), *common)
+    fixed = cli(
+        "certify",
+        "--sut-cmd",
+        "reference",
+        "--out",
+        str(tmp_path / "fixed"),
+        *common,
+        f"--junitxml={tmp_path / 'f.xml'}",
+    )
 
     assert defective.returncode == 0, defective.stdout[-3000:]
     assert certificate(tmp_path / "defective")["verdict"] == "partial"  # one test of one clause ran
@@ -336,6 +367,32 @@ def test_regression_mode_accepts_a_listed_failure_reports_it_as_xfail_and_refuse
     assert stale["verdict"] == "stale expectations"
     assert stale["expectations"]["entries"][0]["status"].startswith("stale")
     assert "read-only lands in 2.3" in (tmp_path / "fixed" / "certificate.md").read_text()
+    # The console and the JUnit report say it as the exit code does.
+    assert f"stale: POL-5 ({READ_ONLY_TEST}): the listed failure no longer happens" in fixed.stdout
+    report = ET.parse(tmp_path / "f.xml").getroot()
+    suite = report if report.tag == "testsuite" else report.find("testsuite")
+    assert suite is not None and suite.get("failures") == "1"
+    [stale_case] = [c for c in suite.iter("testcase") if c.find("failure") is not None]
+    assert stale_case.get("name") == f"stale expectation POL-5 ({READ_ONLY_TEST})"
+
+
+def test_a_written_baseline_holds_the_same_run_in_regression_mode(tmp_path: Path) -> None:
+    known = tmp_path / "known.toml"
+    common = ["--sut-cmd", DEFECT, "--clause", "POL-5", "--no-shrink"]
+
+    first = cli("certify", *common, "--out", str(tmp_path / "first"), "--write-expectations", str(known))
+    again = cli(
+        "certify", *common, "--out", str(tmp_path / "again"), "--mode", "regression", "--expectations", str(known)
+    )
+
+    assert first.returncode == 1, first.stdout[-3000:] + first.stderr[-3000:]
+    assert f"known failure(s) written to {known}" in first.stdout
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    cert = certificate(tmp_path / "again")
+    assert cert["verdict"] == "partial" and statuses(cert)["POL-5"] == "expected-fail"
+    entries = cert["expectations"]["entries"]
+    assert entries and {e["status"] for e in entries} == {"failure seen, as expected"}
+    assert ", 0 stale; 0 unexpected failure(s)" in again.stdout
 
 
 @pytest.mark.e2e
@@ -418,3 +475,31 @@ def test_a_signal_ends_the_whole_tree_and_still_writes_a_certificate(tmp_path: P
     cert = certificate(tmp_path / "out")
     assert cert["verdict"] == "incomplete" and signum.name in cert["why"][0]
     assert not [pid for pid in map(int, pids.read_text().split()) if is_running(pid)]
+
+
+@pytest.mark.parametrize("command", ["certify", "replay", "baseline"])
+def test_the_help_of_each_command_is_pinned(
+    command: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], text_snapshot: SnapshotAssertion
+) -> None:
+    monkeypatch.setenv("COLUMNS", "100")
+
+    with pytest.raises(SystemExit) as ended:
+        main([command, "--help"])
+
+    assert ended.value.code == 0
+    assert capsys.readouterr().out == text_snapshot
+
+
+@pytest.mark.parametrize("command", ["certify", "replay"])
+def test_certify_and_replay_offer_the_plugins_options_from_its_table(command: str) -> None:
+    parser = certify_parser() if command == "certify" else replay_parser()
+    actions = {flag: action for action in parser._actions for flag in action.option_strings}
+
+    offered = [option for option in OPTIONS if command in option.commands]
+
+    assert {option.cli for option in offered} <= set(actions)
+    for option in offered:
+        action = actions[str(option.cli)]
+        assert (action.dest, action.help) == (option.dest, option.cli_help or option.help)
+    # Nothing certify runs the suite with is declared twice under another name.
+    assert not {option.flag for option in OPTIONS} & (set(actions) - {o.cli for o in offered})

@@ -88,7 +88,7 @@ def test_the_options_are_listed_in_their_own_group(project: pytest.Pytester) -> 
 
 
 def test_every_option_has_an_ini_twin(project: pytest.Pytester) -> None:
-    from conformance._settings import OPTIONS
+    from conformance._options import OPTIONS
 
     result = project.runpytest("--help")
 
@@ -103,6 +103,11 @@ def test_every_option_has_an_ini_twin(project: pytest.Pytester) -> None:
         (["--sut", "fake_sut:core", "--sut-cmd", "driver"], "*give either --sut or --sut-cmd, not both*"),
         (["--sut", "fake_sut:core", "--sut-timeout", "soon"], "*--sut-timeout must be a positive number*'soon'*"),
         (["--sut", "fake_sut:core", "--sut-timeout", "-1"], "*--sut-timeout must be a positive number*"),
+        (
+            ["--sut", "fake_sut:core", "--sut-timeout", "1e308"],
+            "*--sut-timeout must be a positive number of seconds, at most 86400, got '1e308'*",
+        ),
+        (["--sut", "fake_sut:core", "--conformance-broken-after", "9" * 400], "*--conformance-broken-after must be*"),
         (["--sut", "fake_sut"], "*--sut expects 'module:factory'*"),
         (["--sut", "fake_sut:broken"], "*broken() raised RuntimeError: cannot reach the toolset*"),
         (["--sut-cmd", "/nonexistent/driver"], "*cannot start driver '/nonexistent/driver'*"),
@@ -295,7 +300,16 @@ def test_the_plugin_module_imports_nothing_heavy() -> None:
 
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
 
-    assert out.strip() == "['conformance', 'conformance._keys', 'conformance._settings', 'conformance.plugin']"
+    assert out.strip() == str(
+        [
+            "conformance",
+            "conformance._errors",
+            "conformance._keys",
+            "conformance._options",
+            "conformance._settings",
+            "conformance.plugin",
+        ]
+    )
 
 
 def test_the_shipped_suite_is_inside_the_package() -> None:
