@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from conformance._driver import DriverSut
     from conformance._errors import (
         ConformanceError,
+        Inconclusive,
         Nonconformance,
         OutcomeError,
         OutcomeKind,
@@ -52,6 +53,7 @@ __all__ = [
     "start_driver",
     # Findings, outcomes and errors of the suite
     "ConformanceError",
+    "Inconclusive",
     "Nonconformance",
     "OutcomeError",
     "OutcomeKind",
@@ -70,6 +72,7 @@ _HOMES = {
     **dict.fromkeys(
         (
             "ConformanceError",
+            "Inconclusive",
             "Nonconformance",
             "OutcomeError",
             "OutcomeKind",

@@ -284,6 +284,9 @@ def _row_status(
         return PASS, None
     if kinds == {"skip"}:
         return NOT_APPLICABLE, records[0]["message"]
+    said = [f"{r['name']}: {r['message']}" for r in records if r["kind"] == "inconclusive"]
+    if said:
+        return INCONCLUSIVE, "; ".join(dict.fromkeys(said))
     return INCONCLUSIVE, "every test citing it failed on another clause first"
 
 
@@ -337,6 +340,12 @@ def build_certificate(
                 "reason": reason,
                 "tests": [{"test": r["nodeid"], "kind": r["kind"]} for r in by_clause.get(cid, [])],
                 "failures": [f["id"] for f in failing_by_clause.get(cid, [])],
+                # What broke first, for a clause some test could not establish.
+                "inconclusive_because": sorted(
+                    {r["inconclusive_because"] for r in by_clause.get(cid, []) if r["kind"] == "inconclusive"} - {""}
+                )
+                if status == INCONCLUSIVE
+                else [],
             }
         )
 
@@ -347,7 +356,7 @@ def build_certificate(
     notes = [] if run.tracked else [TRACKING_NOTE]
     if records.unreadable:
         notes.append(f"{records.unreadable} unreadable line(s) in the run's records were skipped")
-    kinds = ("pass", "finding", "error", "skip", "not-run")
+    kinds = ("pass", "finding", "error", "skip", "not-run", "inconclusive")
     return Certificate(
         format=FORMAT,
         verdict=verdict,
@@ -409,7 +418,7 @@ def _expectation_row(
 def _stale(entry: Expectation, tests: Sequence[ResultRecord]) -> bool:
     """The clause was checked by a covered test that ran to the end and found nothing on it."""
     relevant = [r for r in tests if entry.clause in r["clauses"] and entry.covers(r["nodeid"])]
-    if not relevant or any(r["kind"] in ("error", "skip", "not-run") for r in relevant):
+    if not relevant or any(r["kind"] in ("error", "skip", "not-run", "inconclusive") for r in relevant):
         return False
     return not any(
         r["kind"] == "finding" and any(entry.clause in map(clause_id_of, f["clauses"]) for f in r["findings"])

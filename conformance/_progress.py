@@ -22,7 +22,14 @@ __all__ = ["Progress"]
 PROG: Final = "mcp-conformance"
 #: Seconds without a finished test before the tests still running are named.
 QUIET_AFTER: Final = 30.0
-_OUTCOMES: Final = {"pass": "passed", "finding": "failed", "error": "broke", "skip": "skipped", "not-run": "not run"}
+_OUTCOMES: Final = {
+    "pass": "passed",
+    "finding": "failed",
+    "error": "broke",
+    "skip": "skipped",
+    "not-run": "not run",
+    "inconclusive": "inconclusive",
+}
 
 
 def section_of(module: str) -> str:

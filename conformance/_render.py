@@ -78,6 +78,7 @@ OUTCOMES: Final = {
     "error": "broke",
     "skip": "skipped",
     "not-run": "not run",
+    "inconclusive": "inconclusive",
 }
 
 
