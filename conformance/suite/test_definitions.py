@@ -8,13 +8,13 @@ import dataclasses
 from typing import Any
 
 import pytest
-from hypothesis import assume, example, given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from conformance import OutcomeError, Sut, clause
-from conformance.suite._explore import BASES, FLEETS, STEPS, Steps, explore, plan
+from conformance.suite._explore import BASES, FLEETS, STEPS, Steps, explore
 from conformance.suite._fleets import Fleet, Fleets
-from conformance.suite._strategies import FleetAndPolicies, examples
+from conformance.suite._strategies import FleetAndPolicies, examples, opening
 from conformance.suite._wire import (
     DISCOVERY,
     base_tools,
@@ -55,8 +55,7 @@ def _carried_as_given(base: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def test_definitions_are_the_base_tools_the_discovery_tool_and_the_active_tools_as_listed(
     sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int
 ) -> None:
-    model = plan(fleet, base_count)
-    assume(model.error is None)
+    fleet, base_count = opening(fleet, base_count)
     spec, policies = fleet
     base = _carried_as_given(base_tools(base_count))
     with fleets.serve(spec, policies) as served:
@@ -144,8 +143,7 @@ def test_a_tool_listed_without_a_description_is_defined_without_one(sut: Sut, fl
 def test_discovered_tools_are_in_every_later_definition_list(
     sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int, steps: Steps
 ) -> None:
-    model = plan(fleet, base_count)
-    assume(model.error is None and model.discovery)
+    fleet, base_count = opening(fleet, base_count, discovery=True)
     trace = explore(sut, fleets, fleet, base_count, steps)
     cat = trace.catalog
     shown = trace.mcp(trace.start)

@@ -15,7 +15,7 @@ from conformance.suite._explore import plan
 from conformance.suite._first_round import Opened, open_first_round, with_examples
 from conformance.suite._fleets import Fleets, tools_of
 from conformance.suite._oracle import DEFAULT_MAX_ACTIVE, ServerModel, read_only
-from conformance.suite._strategies import FleetAndPolicies, examples, fleets_with_policies
+from conformance.suite._strategies import FleetAndPolicies, examples, fleets_with_policies, opening
 from conformance.suite._wire import (
     DISCOVERY,
     activated,
@@ -158,6 +158,7 @@ def _executed(opened: Opened, qualified: str) -> list[dict[str, Any]]:
 @given(FLEETS, BASES)
 @with_examples(PINNED_AND_DENIED + DENIALS + READ_ONLY_MIXED + ALLOWLISTS)
 def test_only_eligible_tools_are_active(sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int) -> None:
+    fleet, base_count = opening(fleet, base_count)
     policies = fleet[1]
     models = plan(fleet, base_count).servers
     ineligible = {
@@ -208,6 +209,7 @@ def test_an_open_policy_restricts_nothing(sut: Sut, fleets: Fleets, fleet: Fleet
         s.id: {**policies.get(s.id, {}), "mode": "all", "sideEffects": "allow", "deniedTools": [], "maxActiveTools": 96}
         for s in spec.servers
     }
+    (spec, opened_policies), base_count = opening((spec, opened_policies), base_count)
     opened = open_first_round(sut, fleets, (spec, opened_policies), base_count)
     shown = set(names(opened.definitions(("POL-6.2",))))
     for sid, m in opened.model.servers.items():

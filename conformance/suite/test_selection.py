@@ -7,18 +7,18 @@ import dataclasses
 from typing import Any
 
 import pytest
-from hypothesis import assume, example, given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from conformance import OutcomeError, Sut, clause
 from conformance.suite._explore import BASES as DISCOVERY_BASES
 from conformance.suite._explore import FLEETS as DISCOVERY_FLEETS
-from conformance.suite._explore import STEPS, Steps, Trace, explore, plan, saturating_steps
+from conformance.suite._explore import STEPS, Steps, Trace, explore, saturating_steps
 from conformance.suite._first_round import open_first_round, with_examples
 from conformance.suite._fleets import Fleets, tools_of
 from conformance.suite._named import ask_for, plain_server
 from conformance.suite._oracle import first_round
-from conformance.suite._strategies import FleetAndPolicies, examples, fleets_with_policies
+from conformance.suite._strategies import FleetAndPolicies, examples, fleets_with_policies, opening
 from conformance.suite._wire import (
     DISCOVERY,
     base_tools,
@@ -103,6 +103,7 @@ def _cap_sentence(model_capacity: int, max_active: int, required: int, max_zero:
 def test_first_round_fills_to_the_policy_determined_count(
     sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int
 ) -> None:
+    fleet, base_count = opening(fleet, base_count)
     opened = open_first_round(sut, fleets, fleet, base_count)
     mcp = mcp_definitions(opened.definitions(("SEL-2.1",)), opened.base)
     per_server: dict[str, int] = {}
@@ -209,8 +210,7 @@ def _check_max_active(trace: Trace) -> None:
 def test_no_server_passes_its_max_active_tools(
     sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int, steps: Steps
 ) -> None:
-    model = plan(fleet, base_count)
-    assume(model.error is None and model.discovery)
+    fleet, base_count = opening(fleet, base_count, discovery=True)
     _check_max_active(explore(sut, fleets, fleet, base_count, steps))
 
 
