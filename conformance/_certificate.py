@@ -287,7 +287,15 @@ def _row_status(
     said = [f"{r['name']}: {r['message']}" for r in records if r["kind"] == "inconclusive"]
     if said:
         return INCONCLUSIVE, "; ".join(dict.fromkeys(said))
-    return INCONCLUSIVE, "every test citing it failed on another clause first"
+    return INCONCLUSIVE, f"every test citing it failed on another clause first ({', '.join(_broke_first(records))})"
+
+
+def _broke_first(records: Sequence[ResultRecord]) -> list[str]:
+    """The clauses that kept ``records`` from establishing theirs: the ones inconclusive
+    tests name, and the ones their findings name."""
+    named = {clause_id_of(r["inconclusive_because"]) for r in records if r["inconclusive_because"]}
+    named |= {clause_id_of(c) for r in records if r["kind"] == "finding" for f in r["findings"] for c in f["clauses"]}
+    return sorted(named)
 
 
 def build_certificate(
@@ -340,12 +348,8 @@ def build_certificate(
                 "reason": reason,
                 "tests": [{"test": r["nodeid"], "kind": r["kind"]} for r in by_clause.get(cid, [])],
                 "failures": [f["id"] for f in failing_by_clause.get(cid, [])],
-                # What broke first, for a clause some test could not establish.
-                "inconclusive_because": sorted(
-                    {r["inconclusive_because"] for r in by_clause.get(cid, []) if r["kind"] == "inconclusive"} - {""}
-                )
-                if status == INCONCLUSIVE
-                else [],
+                # What broke first, for a clause no test could establish.
+                "inconclusive_because": _broke_first(by_clause.get(cid, [])) if status == INCONCLUSIVE else [],
             }
         )
 

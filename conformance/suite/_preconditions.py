@@ -20,17 +20,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NoReturn
 
-from conformance import CLAUSES, Inconclusive, UnknownClause
+from conformance import CLAUSES, Inconclusive, OutcomeError, Sut, UnknownClause
+from conformance.suite._fleets import Fleets, tools_of
 from conformance.suite._oracle import FIRST_ROUND_SERVER_CAP, MAX_LIMIT, FirstRound, read_only
-from conformance.suite._wire import catalog
+from conformance.suite._wire import catalog, mcp_definitions, names, open_params, refusal_or, run
+from mock_servers import FleetSpec, ServerSpec, generate_tools
 
 __all__ = [
+    "admitted",
     "exclusion_clause",
     "first_round_capped",
     "named_activation_is_due",
     "nothing_to_check",
     "policy_applied",
     "precondition",
+    "read_only_applied",
 ]
 
 
@@ -71,29 +75,79 @@ def exclusion_clause(policy: Mapping[str, Any], tool: Mapping[str, Any]) -> str:
     return "POL-1"
 
 
-def policy_applied(
-    model: FirstRound,
-    tools: Mapping[str, Sequence[Mapping[str, Any]]],
-    policies: Mapping[str, Mapping[str, Any]],
-    active: Iterable[str],
-) -> None:
-    """Go on only when every active MCP tool is one its server's policy admits.
+def admitted(sut: Sut, fleets: Fleets, server: ServerSpec, policy: Mapping[str, Any]) -> set[str] | None:
+    """The tools of ``server`` the SUT admits under ``policy``'s denial and read-only: a run
+    of that server alone in ``all`` mode, where every eligible tool is required (POL-6.1),
+    shows them all. None when that run does not open."""
+    control = {
+        "mode": "all",
+        "maxActiveTools": 96,
+        "deniedTools": list(policy.get("deniedTools") or []),
+        "sideEffects": policy.get("sideEffects", "allow"),
+    }
+    with fleets.serve(FleetSpec(servers=(server,)), {server.id: control}) as served:
+        got = run(refusal_or(sut, open_params(served.servers)))
+    if isinstance(got, OutcomeError):
+        return None
+    return {name.removeprefix(f"{server.id}__") for name in names(mcp_definitions(got, []))}
+
+
+def read_only_applied(sut: Sut, fleets: Fleets, spec: FleetSpec, policies: Mapping[str, Mapping[str, Any]]) -> None:
+    """Go on only when, for each server of ``spec`` under ``sideEffects: readOnly``, the SUT
+    admits no tool whose ``readOnlyHint`` is not the JSON value true (POL-5.1).
+
+    It opens a run per such server: call it on the way to a finding, not before every check.
+    A SUT that admits too few tools (annotations lost, CAT-1.2) passes it: only admitting
+    writes shows read-only handling broken.
 
     Raises:
-        Inconclusive: naming the clause that should have kept the first such tool out.
+        Inconclusive: naming POL-5.1.
     """
-    cat = catalog(tools)
+    for server in spec.servers:
+        if policies.get(server.id, {}).get("sideEffects") != "readOnly":
+            continue
+        shown = admitted(sut, fleets, server, {"sideEffects": "readOnly"})
+        writes = sorted((shown or set()) - {t["name"] for t in generate_tools(server) if read_only(t)})
+        precondition(
+            "POL-5.1",
+            not writes,
+            f"under sideEffects readOnly, {server.id} admits tools whose readOnlyHint is not true: "
+            + ", ".join(writes[:3]),
+            observed={"server": server.id, "admitted without readOnlyHint true": writes},
+        )
+
+
+def policy_applied(
+    sut: Sut,
+    fleets: Fleets,
+    spec: FleetSpec,
+    policies: Mapping[str, Mapping[str, Any]],
+    model: FirstRound,
+    active: Iterable[str],
+) -> None:
+    """Go on only when every active MCP tool is one its server's policy admits (POL-1.1),
+    and name read-only handling (POL-5.1) when that is what let a tool in.
+
+    Raises:
+        Inconclusive: naming POL-5.1 or POL-1.1.
+    """
+    cat = catalog(tools_of(spec))
     for name in active:
         if name not in cat:
             continue
         sid, tool = cat[name]
-        if tool["name"] not in model.servers[sid].eligible:
-            precondition(
-                exclusion_clause(policies.get(sid, {}), tool),
-                False,
-                f"{name} is active although the policy of {sid} does not admit it",
-                observed={"tool": name, "policy": dict(policies.get(sid, {})), "annotations": tool.get("annotations")},
-            )
+        if tool["name"] in model.servers[sid].eligible:
+            continue
+        policy = policies.get(sid, {})
+        if exclusion_clause(policy, tool) == "POL-5":
+            server = next(s for s in spec.servers if s.id == sid)
+            read_only_applied(sut, fleets, FleetSpec(servers=(server,)), {sid: policy})
+        precondition(
+            "POL-1.1",
+            False,
+            f"{name} is active although the policy of {sid} does not admit it",
+            observed={"tool": name, "policy": dict(policy), "annotations": tool.get("annotations")},
+        )
 
 
 def first_round_capped(

@@ -41,6 +41,7 @@ from conformance.suite._first_round import open_first_round, with_examples
 from conformance.suite._fleets import Fleets
 from conformance.suite._named import ask_for, discover_in_turn, plain_server
 from conformance.suite._oracle import DEFAULT_LIMIT, MAX_LIMIT, discovery_bound
+from conformance.suite._preconditions import read_only_applied
 from conformance.suite._strategies import FleetAndPolicies, examples, opening
 from conformance.suite._wire import (
     DISCOVERY,
@@ -214,6 +215,8 @@ def test_discovery_activates_only_candidates_within_its_limits(
                     case=trace.case,
                 )
             if tool["name"] not in m.eligible:
+                # Discovery is judged against the policy the SUT applies everywhere else.
+                read_only_applied(sut, fleets, *fleet)
                 listed = policies.get(sid, {}).get("allowedTools")
                 raise fail(
                     ("DSC-4.4", "POL-4.2" if listed and tool["name"] not in listed else "POL-1.4"),
@@ -314,6 +317,7 @@ def test_discovery_never_activates_a_tool_its_policy_excludes(sut: Sut, fleets: 
         case = served.describe() | {"baseTools": 95}
     wrong = sorted({q for _, result, _, _ in done for q in activated(result) if q.split("__", 1)[1] in excluded})
     if wrong:
+        read_only_applied(sut, fleets, FleetSpec(servers=(server,)), {"s0": policy})
         raise fail(("DSC-4.4",), "discovery activated tools its server's policy excludes", observed=wrong, case=case)
 
 

@@ -30,9 +30,10 @@ RUN_TIMEOUT = 600
 
 
 def certify(
-    sut_cmd: list[str], clauses: list[str], out: Path, tests: Sequence[str] = ()
+    sut_cmd: list[str], clauses: list[str], out: Path, tests: Sequence[str] = (), extra: Sequence[str] = ()
 ) -> tuple[int, dict[str, Any], str]:
-    """Certify ``sut_cmd`` on the tests citing ``clauses`` (of ``tests``, if given); (exit code, certificate, output)."""
+    """Certify ``sut_cmd`` on the tests citing ``clauses`` (of ``tests``, if given; every
+    test when neither is), with ``extra`` options; (exit code, certificate, output)."""
     argv = [
         sys.executable,
         "-m",
@@ -49,6 +50,7 @@ def certify(
     argv += ["--no-shrink", "--out", str(out)]
     for test in tests:
         argv += ["--test", test]
+    argv += extra
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_CORE"))}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT, check=False)
@@ -124,6 +126,32 @@ def test_a_variant_that_chooses_otherwise_where_allowed_passes(name: str, tmp_pa
 
     failures = [f"{f['label']}: {f['message']}" for f in cert["failures"]]
     assert code == 0 and not failures and not cert["errors"], f"{name} ({variant.choice}): {failures}\n{output}"
+
+
+# Defects that break what other clauses' checks rely on (a policy applied, the cap of 12):
+# certified on the whole suite, each fails its own clause and no other; the checks that
+# rely on it are inconclusive, naming it. The whole suite at one process takes minutes.
+RELIED_ON = ("read_only_ignored", "no_fairness_cap")
+WHOLE_SUITE = ("--max-time", "1800")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", RELIED_ON)
+def test_a_defect_other_checks_rely_on_fails_its_own_clause_alone(name: str, tmp_path: Path) -> None:
+    defect = DEFECTS[name]
+
+    code, cert, output = certify(defect_cmd(name), [], tmp_path, extra=WHOLE_SUITE)
+
+    assert not cert["errors"], f"{name}: the suite broke: {cert['errors']}\n{output}"
+    failing = {f"{f['label']} ({f['test']})": f["clauses"] for f in cert["failures"]}
+    assert {c for clauses in failing.values() for c in clauses} == {defect.clause}, failing
+    rows = {row["clause"]: row for row in cert["clauses"]}
+    assert rows[defect.clause]["status"] == "fail" and code == 1
+    for clause_id, row in rows.items():
+        if row["status"] == "inconclusive":
+            assert row["inconclusive_because"] == [defect.clause], f"{clause_id} is inconclusive: {row['reason']}"
+        elif clause_id != defect.clause:
+            assert row["status"] in ("pass", "untested", "not-applicable"), (clause_id, row["reason"])
 
 
 def _must_sentences() -> list[str]:
