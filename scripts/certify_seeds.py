@@ -10,7 +10,8 @@ implementation and seed (at default thoroughness, whole suite) and checks two th
 
 Each run keeps its certificate under ``--out`` (``build/certify-seeds/<name>/seed-<n>``); a
 run whose certificate is there, for the same suite and options, is not run again, so an
-interrupted or extended run (more seeds, another implementation) costs only what is new.
+interrupted or extended run (more seeds, another implementation) costs only what is new,
+and the report covers every kept run of the implementations asked for.
 The TypeScript examples are built first as their README says (``npm ci``, ``npm run
 build``). Run it under ``nice`` on a shared machine: every process it starts inherits it.
 
@@ -168,16 +169,36 @@ def certify_argv(impl: Implementation, seed: int, out: Path, args: argparse.Name
     ]
 
 
+def kept(impl: Implementation, seed: int, args: argparse.Namespace) -> Outcome | None:
+    """The run of ``impl`` at ``seed`` kept from before with the same options, if any."""
+    folder = args.out / impl.name / f"seed-{seed}"
+    stamp, certificate = folder / "run.json", folder / "certificate.json"
+    if not stamp.is_file() or not certificate.is_file():
+        return None
+    run = json.loads(stamp.read_text())
+    if run.get("options") != run_options(args):
+        return None
+    return Outcome.of(impl.name, seed, json.loads(certificate.read_text()), float(run.get("seconds", 0.0)))
+
+
+def kept_seeds(impl: Implementation, args: argparse.Namespace) -> list[int]:
+    """Every seed ``impl`` has a kept run for, with the same options."""
+    seeds = []
+    for folder in (args.out / impl.name).glob("seed-*"):
+        seed = folder.name.removeprefix("seed-")
+        if seed.isdigit() and kept(impl, int(seed), args) is not None:
+            seeds.append(int(seed))
+    return sorted(seeds)
+
+
 def certify_one(impl: Implementation, seed: int, args: argparse.Namespace, say: Callable[[str], None]) -> Outcome:
     """Certify ``impl`` at ``seed``, or read the run kept from before."""
     folder = args.out / impl.name / f"seed-{seed}"
     stamp = folder / "run.json"
     options = run_options(args)
-    if not args.fresh and stamp.is_file() and (folder / "certificate.json").is_file():
-        kept = json.loads(stamp.read_text())
-        if kept.get("options") == options:
-            cert = json.loads((folder / "certificate.json").read_text())
-            return Outcome.of(impl.name, seed, cert, float(kept.get("seconds", 0.0)))
+    before = None if args.fresh else kept(impl, seed, args)
+    if before is not None:
+        return before
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_CORE"))}
@@ -346,6 +367,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     work = [(impl, seed) for impl in args.implementations for seed in args.seeds]
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         outcomes = list(pool.map(lambda job: certify_one(job[0], job[1], args, say), work))
+    # The report covers every kept run, so that runs made at other seeds add up.
+    for impl in args.implementations:
+        for seed in sorted(set(kept_seeds(impl, args)) - set(args.seeds)):
+            earlier = kept(impl, seed, args)
+            if earlier is not None:
+                outcomes.append(earlier)
+    outcomes.sort(key=lambda o: o.seed)
     results = [Verdicts(impl, [o for o in outcomes if o.implementation == impl.name]) for impl in args.implementations]
     command = shlex.join(["scripts/certify-seeds", *(sys.argv[1:] if argv is None else argv)])
     args.report.write_text(render(results, args, command))

@@ -109,3 +109,20 @@ def test_the_script_writes_the_report_and_fails_when_a_requirement_is_not_met(
 
     assert code == 1
     assert "| reference | 1-2 | conformant × 1, non-conformant × 1 | 0 | no | **no** |" in report.read_text()
+
+
+def test_the_report_covers_the_runs_kept_from_other_seeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    args = parse_args(["--out", str(tmp_path)])
+    folder = tmp_path / "reference" / "seed-9"
+    folder.mkdir(parents=True)
+    (folder / "certificate.json").write_text(json.dumps({"verdict": "conformant", "exit_code": 0, "clauses": []}))
+    (folder / "run.json").write_text(json.dumps({"options": certify_seeds.run_options(args), "seconds": 30}))
+    monkeypatch.setattr(certify_seeds, "certify_one", lambda impl, seed, *_: outcome(impl.name, seed, "conformant"))
+    report = tmp_path / "CERTIFY-SEEDS.md"
+
+    code = certify_seeds.main(
+        ["--only", "reference", "--seeds", "1", "--no-build", "--out", str(tmp_path), "--report", str(report)]
+    )
+
+    assert code == 0
+    assert "| reference | 1, 9 | conformant × 2 | 0 | yes | yes | 45, 60 |" in report.read_text()
