@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conformance.test_defects import WHOLE_SUITE, certify
+from tests.conformance.test_defects import WHOLE_SUITE, WHOLE_SUITE_TIMEOUT, certify
 
 VARIANT = [sys.executable, "-m", "tests.conformance.defects", "activates_only_what_it_must"]
 
@@ -19,7 +19,9 @@ VARIANT = [sys.executable, "-m", "tests.conformance.defects", "activates_only_wh
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [3, 7])
 def test_a_discovery_that_activates_only_what_it_must_is_conformant(seed: int, tmp_path: Path) -> None:
-    code, cert, output = certify(VARIANT, [], tmp_path, extra=[*WHOLE_SUITE, "--seed", str(seed)])
+    code, cert, output = certify(
+        VARIANT, [], tmp_path, extra=[*WHOLE_SUITE, "--seed", str(seed)], timeout=WHOLE_SUITE_TIMEOUT
+    )
 
     assert not cert["errors"], output
     assert (cert["verdict"], code) == ("conformant", 0), f"{cert['why']}\n{output}"
