@@ -105,7 +105,9 @@ def test_the_script_writes_the_report_and_fails_when_a_requirement_is_not_met(
     monkeypatch.setattr(certify_seeds, "certify_one", fake)
     report = tmp_path / "CERTIFY-SEEDS.md"
 
-    code = certify_seeds.main(["--only", "reference", "--seeds", "1-2", "--no-build", "--report", str(report)])
+    code = certify_seeds.main(
+        ["--only", "reference", "--seeds", "1-2", "--no-build", "--out", str(tmp_path), "--report", str(report)]
+    )
 
     assert code == 1
     assert "| reference | 1-2 | conformant × 1, non-conformant × 1 | 0 | no | **no** |" in report.read_text()
