@@ -172,6 +172,8 @@ class ClauseRow(TypedDict):
     tests: list[TestRef]
     #: The ids of the failures that name it.
     failures: list[str]
+    #: For an inconclusive clause: the clauses that broke first and kept it from being established.
+    inconclusive_because: list[str]
 
 
 class FailureRow(TypedDict):
@@ -414,22 +416,24 @@ def _row_status(
         return "pass", None
     if kinds == {"skip"}:
         return "not-applicable", records[0]["message"]
-    return "inconclusive", _inconclusive(cid, records)
+    said = [f"{r['name']}: {r['message']}" for r in records if r["kind"] == "inconclusive"]
+    if said:
+        return "inconclusive", "; ".join(dict.fromkeys(said))
+    return "inconclusive", f"every test citing it failed on another clause first ({', '.join(_broke_first(records))})"
 
 
-def _inconclusive(cid: str, records: Sequence[ResultRecord]) -> str:
-    """Why nothing was established on a clause whose every test failed on other clauses."""
-    first = sorted(
-        {
-            clause_id_of(ref) if ref else PROTOCOL_LABEL
-            for r in records
-            for f in r["findings"]
-            for ref in f["clauses"] or [""]
-        }
-        - {cid}
-    )
-    named = f" ({', '.join(first)})" if first else ""
-    return f"every test citing it failed on another clause first{named}"
+def _broke_first(records: Sequence[ResultRecord]) -> list[str]:
+    """The clauses that kept ``records`` from establishing theirs: the ones inconclusive
+    tests name, and the ones their findings name."""
+    named = {clause_id_of(r["inconclusive_because"]) for r in records if r["inconclusive_because"]}
+    named |= {
+        clause_id_of(c) if c else PROTOCOL_LABEL
+        for r in records
+        if r["kind"] == "finding"
+        for f in r["findings"]
+        for c in f["clauses"] or [""]
+    }
+    return sorted(named)
 
 
 def build_certificate(
@@ -482,6 +486,8 @@ def build_certificate(
                 reason=reason,
                 tests=[TestRef(test=r["nodeid"], kind=r["kind"]) for r in by_clause.get(cid, [])],
                 failures=[f["id"] for f in failing_by_clause.get(cid, [])],
+                # What broke first, for a clause no test could establish.
+                inconclusive_because=_broke_first(by_clause.get(cid, [])) if status == "inconclusive" else [],
             )
         )
 
@@ -538,7 +544,7 @@ def _expectation_row(
 def _stale(entry: Expectation, tests: Sequence[ResultRecord]) -> bool:
     """The clause was checked by a covered test that ran to the end and found nothing on it."""
     relevant = [r for r in tests if entry.clause in r["clauses"] and entry.covers(r["nodeid"])]
-    if not relevant or any(r["kind"] in ("error", "skip", "not-run") for r in relevant):
+    if not relevant or any(r["kind"] in ("error", "skip", "not-run", "inconclusive") for r in relevant):
         return False
     return not any(
         r["kind"] == "finding" and any(entry.clause in map(clause_id_of, f["clauses"]) for f in r["findings"])

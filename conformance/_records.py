@@ -41,9 +41,9 @@ __all__ = [
 
 Json: TypeAlias = Any
 #: How a test ended, as the certificate counts it.
-Kind = Literal["pass", "finding", "error", "skip", "not-run"]
+Kind = Literal["pass", "finding", "error", "skip", "not-run", "inconclusive"]
 EventName = Literal["collected", "start", "shrinking", "broken"]
-KINDS: Final[frozenset[str]] = frozenset({"pass", "finding", "error", "skip", "not-run"})
+KINDS: Final[frozenset[str]] = frozenset({"pass", "finding", "error", "skip", "not-run", "inconclusive"})
 
 
 class ImplementationRecord(TypedDict):
@@ -106,10 +106,13 @@ class ResultRecord(TypedDict):
     #: The phase that decided the kind: "setup", "call" or "teardown".
     when: str
     duration: float
-    #: Why it was skipped or not run, or what broke when ``kind`` is "error".
+    #: Why it was skipped, not run or inconclusive, or what broke when ``kind`` is "error".
     message: str
     findings: list[FindingRecord]
     property: PropertyStats | None
+    #: For an "inconclusive" test: the sentence or clause that broke first, or "" when the
+    #: SUT's legitimate choices left nothing to check.
+    inconclusive_because: str
 
 
 class EventRecord(TypedDict):
@@ -245,6 +248,7 @@ def _test(record: dict[str, Any]) -> ResultRecord:
         message=str(record.get("message", "")),
         findings=[_finding(f) for f in record.get("findings", []) if isinstance(f, dict)],
         property=record.get("property"),
+        inconclusive_because=str(record.get("inconclusive_because", "")),
     )
 
 

@@ -94,6 +94,8 @@ def outcome(kind: Kind) -> str:
         return "skipped"
     if kind == "not-run":
         return "not run"
+    if kind == "inconclusive":
+        return "inconclusive"
     assert_never(kind)
 
 

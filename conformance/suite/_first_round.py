@@ -2,9 +2,10 @@
 
 The first-round properties of several sections (policy, selection, budgets, discovery,
 definitions) share this: the oracle decides, before anything is served, whether the run
-must open; an example whose run must be refused is discarded by the properties that
-judge an open run (the refusal has properties of its own), and a refusal the oracle does
-not predict, or an acceptance it forbids, is a finding on the sentence that decides it.
+must open. The properties that judge an open run draw runs that must open
+(:func:`~conformance.suite._strategies.opening`); those that judge refusals too open
+whatever they draw, and a refusal the oracle does not predict, or an acceptance it
+forbids, is a finding on the sentence that decides it.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from hypothesis import assume, example
+from hypothesis import example
 
-from conformance._errors import Nonconformance, OutcomeError
+from conformance import ConformanceError, Nonconformance, OutcomeError
 from conformance._sut import Run, Sut
 from conformance.suite._explore import plan
 from conformance.suite._fleets import Fleets
@@ -91,12 +92,13 @@ def open_first_round(
     """Open a run over ``fleet`` with ``base_count`` base tools and read its first definitions,
     then run ``then`` on the open run.
 
-    With ``must_open`` (the default), an example whose run the oracle refuses is discarded
-    before anything is served.
+    Raises:
+        ConformanceError: ``must_open`` (the default) and the oracle refuses the run: the
+            check drew it without :func:`~conformance.suite._strategies.opening`.
     """
     model = plan(fleet, base_count)
-    if must_open:
-        assume(model.error is None)
+    if must_open and model.error is not None:
+        raise ConformanceError(f"the suite drew a run that must not open ({model.error_sentence}: {model.why})")
     spec, policies = fleet
     base = base_tools(base_count)
     if not spec.servers:  # a run of base tools alone: there is no fleet to serve

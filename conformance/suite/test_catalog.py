@@ -20,6 +20,7 @@ from conformance import OutcomeError, Sut, clause
 from conformance.suite._fleets import Fleets
 from conformance.suite._paged_server import ENDINGS, ENV_LOG, ENV_PAGES
 from conformance.suite._paged_server import PATH as PAGED_SERVER
+from conformance.suite._preconditions import precondition
 from conformance.suite._predictions import read_only as read_only_tool
 from conformance.suite._strategies import examples
 from conformance.suite._wire import (
@@ -111,13 +112,20 @@ def test_tools_on_later_pages_are_in_the_catalog_with_their_definitions_and_anno
                 case=case,
             )
     marked = sorted(q for q, t in listed.items() if read_only_tool(t))
-    if sorted(names(mcp_definitions(read_only, []))) != marked:
+    active = sorted(names(mcp_definitions(read_only, [])))
+    # A catalog that lost annotations admits fewer tools, never more: more is read-only
+    # handling broken, which says nothing of the catalog.
+    writes = sorted(set(active) - set(marked))
+    precondition(
+        "POL-5.1", not writes, f"under sideEffects readOnly, tools without readOnlyHint true are active: {writes}"
+    )
+    if active != marked:
         raise fail(
             ("CAT-1.2",),
             "under sideEffects readOnly, the active tools are not the ones listed with readOnlyHint true: "
             "the catalog did not keep the annotations",
             expected=marked,
-            observed=sorted(names(mcp_definitions(read_only, []))),
+            observed=active,
             case=case | {"policies": {"s0": read_only_policy}},
         )
 
@@ -149,6 +157,8 @@ def test_a_tool_left_out_of_the_first_round_can_still_be_activated_with_its_sche
                 return left_out, missed
 
         left_out, missed = run(body())
+    precondition("SEL-1.1", bool(left_out), "the first round left none of the 20 tools out, past the cap of 12")
+    precondition("SEL-2.1", len(left_out) <= 12, f"the first round left {len(left_out)} of 20 tools out, short of 12")
     if missed:
         name, observed = missed[0]
         raise fail(

@@ -15,7 +15,7 @@ from typing import Any, cast
 
 import jsonschema  # type: ignore[import-untyped]
 import pytest
-from hypothesis import assume, example, given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from conformance import Sut, clause
@@ -40,8 +40,9 @@ from conformance.suite._explore import BASES, FLEETS, STEPS, Steps, explore, pla
 from conformance.suite._first_round import open_first_round, with_examples
 from conformance.suite._fleets import Fleets
 from conformance.suite._named import ask_for, discover_in_turn, plain_server
+from conformance.suite._preconditions import read_only_applied
 from conformance.suite._predictions import DEFAULT_LIMIT, MAX_LIMIT, discovery_bound
-from conformance.suite._strategies import FleetAndPolicies, examples
+from conformance.suite._strategies import FleetAndPolicies, examples, opening
 from conformance.suite._wire import (
     DISCOVERY,
     activated,
@@ -64,6 +65,7 @@ from mock_servers import FleetSpec, ServerSpec, generate_tools
 def test_the_discovery_tool_is_registered_exactly_with_an_auto_server(
     sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int
 ) -> None:
+    fleet, base_count = opening(fleet, base_count)
     opened = open_first_round(sut, fleets, fleet, base_count)
     defs = opened.definitions(("DSC-1.1",))
     found = [d for d in defs if d["name"] == DISCOVERY]
@@ -167,8 +169,8 @@ def test_the_description_says_when_to_call_it_and_when_tools_arrive(sut: Sut, fl
 def test_discovery_activates_only_candidates_within_its_limits(
     sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int, steps: Steps
 ) -> None:
+    fleet, base_count = opening(fleet, base_count, discovery=True)
     model = plan(fleet, base_count)
-    assume(model.error is None and model.discovery)
     trace = explore(sut, fleets, fleet, base_count, steps)
     cat = trace.catalog
     policies = fleet[1]
@@ -213,6 +215,8 @@ def test_discovery_activates_only_candidates_within_its_limits(
                     case=trace.case,
                 )
             if tool["name"] not in m.eligible:
+                # Discovery is judged against the policy the SUT applies everywhere else.
+                read_only_applied(sut, fleets, *fleet)
                 listed = policies.get(sid, {}).get("allowedTools")
                 raise fail(
                     ("DSC-4.4", "POL-4.2" if listed and tool["name"] not in listed else "POL-1.4"),
@@ -313,6 +317,7 @@ def test_discovery_never_activates_a_tool_its_policy_excludes(sut: Sut, fleets: 
         case = served.describe() | {"baseTools": 95}
     wrong = sorted({q for _, result, _, _ in done for q in activated(result) if q.split("__", 1)[1] in excluded})
     if wrong:
+        read_only_applied(sut, fleets, FleetSpec(servers=(server,)), {"s0": policy})
         raise fail(("DSC-4.4",), "discovery activated tools its server's policy excludes", observed=wrong, case=case)
 
 
@@ -323,8 +328,8 @@ def test_discovery_never_activates_a_tool_its_policy_excludes(sut: Sut, fleets: 
 def test_the_result_reports_the_activated_tools_and_the_counts(
     sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int, steps: Steps
 ) -> None:
+    fleet, base_count = opening(fleet, base_count, discovery=True)
     model = plan(fleet, base_count)
-    assume(model.error is None and model.discovery)
     trace = explore(sut, fleets, fleet, base_count, steps)
     cat = trace.catalog
     previous = trace.start
@@ -389,8 +394,7 @@ def _named_in(name: str, text: str) -> bool:
 def test_discovery_never_calls_a_server_tool_nor_names_one_it_did_not_activate(
     sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int, steps: Steps
 ) -> None:
-    model = plan(fleet, base_count)
-    assume(model.error is None and model.discovery)
+    fleet, base_count = opening(fleet, base_count, discovery=True)
     trace = explore(sut, fleets, fleet, base_count, steps)
     if trace.calls:
         raise fail(("DSC-9.1",), "discovery called a server tool", observed=trace.calls, case=trace.case)

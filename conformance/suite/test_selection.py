@@ -7,18 +7,19 @@ import dataclasses
 from typing import Any
 
 import pytest
-from hypothesis import assume, example, given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from conformance import OutcomeError, Sut, clause
 from conformance.suite._explore import BASES as DISCOVERY_BASES
 from conformance.suite._explore import FLEETS as DISCOVERY_FLEETS
-from conformance.suite._explore import STEPS, Steps, Trace, explore, plan, saturating_steps
+from conformance.suite._explore import STEPS, Steps, Trace, explore, saturating_steps
 from conformance.suite._first_round import open_first_round, with_examples
 from conformance.suite._fleets import Fleets, tools_of
 from conformance.suite._named import ask_for, plain_server
+from conformance.suite._preconditions import first_round_capped, policy_applied, read_only_applied
 from conformance.suite._predictions import first_round
-from conformance.suite._strategies import FleetAndPolicies, examples, fleets_with_policies
+from conformance.suite._strategies import FleetAndPolicies, examples, fleets_with_policies, opening
 from conformance.suite._wire import (
     DISCOVERY,
     base_tools,
@@ -103,8 +104,13 @@ def _cap_sentence(model_capacity: int, max_active: int, required: int, max_zero:
 def test_first_round_fills_to_the_policy_determined_count(
     sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int
 ) -> None:
+    fleet, base_count = opening(fleet, base_count)
     opened = open_first_round(sut, fleets, fleet, base_count)
+    if isinstance(opened.got, OutcomeError):
+        read_only_applied(sut, fleets, *fleet)  # admitting writes makes more tools required
     mcp = mcp_definitions(opened.definitions(("SEL-2.1",)), opened.base)
+    # The counts below are those of the policy applied: a tool it does not admit breaks POL first.
+    policy_applied(sut, fleets, *fleet, opened.model, names(mcp))
     per_server: dict[str, int] = {}
     for d in mcp:
         sid = str(d["name"]).split("__", 1)[0]
@@ -170,6 +176,8 @@ def test_tools_are_taken_whatever_they_score(sut: Sut, fleets: Fleets, name: str
     if isinstance(got, OutcomeError):
         raise fail(("SEL-2.1",), "run.open refused a run that fits every budget", observed=str(got), case=case)
     mcp = names(mcp_definitions(got, names(base)))
+    # A server past its cap takes a place the count gives another tool: SEL-1 broke first.
+    first_round_capped(first_round(tools_of(spec), {}, base_count), tools_of(spec), mcp)
     if len(mcp) != expected:
         raise fail(
             ("SEL-2.2",),
@@ -209,8 +217,7 @@ def _check_max_active(trace: Trace) -> None:
 def test_no_server_passes_its_max_active_tools(
     sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int, steps: Steps
 ) -> None:
-    model = plan(fleet, base_count)
-    assume(model.error is None and model.discovery)
+    fleet, base_count = opening(fleet, base_count, discovery=True)
     _check_max_active(explore(sut, fleets, fleet, base_count, steps))
 
 
@@ -413,6 +420,8 @@ def test_worked_example(sut: Sut, fleets: Fleets) -> None:
         case = served.describe() | {"baseTools": 3}
     mcp = names(mcp_definitions(defs, names(base)))
     per = {s.id: sum(1 for n in mcp if n.startswith(s.id + "__")) for s in spec.servers}
+    # More than 12 tools of a server is the cap of SEL-1 broken, not the example.
+    first_round_capped(first_round(tools_of(spec), {}, 3), tools_of(spec), mcp)
     if len(defs) != 52 or len(mcp) != 48 or set(per.values()) != {12} or DISCOVERY not in names(defs):
         raise fail(
             ("SEL-6.1",),
@@ -538,6 +547,11 @@ FIRST_ROUND_CASES: dict[str, tuple[dict[str, list[ToolSpec]], dict[str, Any], in
 def test_the_first_round_walks_one_global_ranking(sut: Sut, fleets: Fleets, name: str) -> None:
     servers, policies, base, user, expected, sentence = FIRST_ROUND_CASES[name]
     got, case = _first_round_names(sut, fleets, servers, policies, base, user)
+    tools = tools_of(
+        FleetSpec(servers=tuple(ServerSpec(id=sid, tool_count=0, tools=tuple(ts)) for sid, ts in servers.items()))
+    )
+    # The walk skips a server at its cap: a server past it broke SEL-1 first.
+    first_round_capped(first_round(tools, policies, base), tools, got)
     if got != expected:
         raise fail(
             (sentence,),

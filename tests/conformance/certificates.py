@@ -85,6 +85,7 @@ def record(test: str, clauses: list[str], kind: Kind = "pass", **extra: Any) -> 
         message=extra.pop("message", ""),
         findings=extra.pop("findings", []),
         property=extra.pop("property", None),
+        inconclusive_because=extra.pop("inconclusive_because", ""),
     )
 
 

@@ -166,8 +166,9 @@ def test_a_clause_whose_only_test_failed_elsewhere_is_inconclusive_naming_where(
 
     cert = certificate(tmp_path, [failing])
 
-    assert statuses(cert)["A-1"] == "inconclusive"
-    assert cert["clauses"][0]["reason"] == "every test citing it failed on another clause first (A-2)"
+    row = next(r for r in cert["clauses"] if r["clause"] == "A-1")
+    assert (row["status"], row["inconclusive_because"]) == ("inconclusive", ["A-2"])
+    assert row["reason"] == "every test citing it failed on another clause first (A-2)"
 
 
 def test_a_suite_whose_pytest_broke_gives_no_verdict_though_every_record_passed(tmp_path: Path) -> None:
@@ -182,6 +183,42 @@ def test_a_suite_whose_pytest_broke_gives_no_verdict_though_every_record_passed(
     assert broke["why"] == ["the suite's pytest ended with exit code 3 (see pytest.log)"]
     # A finding stands whatever became of pytest.
     assert (failed["verdict"], failed["exit_code"]) == ("non-conformant", 1)
+
+
+def test_an_inconclusive_test_leaves_its_clause_inconclusive_naming_what_broke_first(tmp_path: Path) -> None:
+    waiting = record(
+        "test_one",
+        ["A-1"],
+        "inconclusive",
+        message="inconclusive: A-2.1 broke first: nothing was tidied",
+        inconclusive_because="A-2.1",
+    )
+
+    cert = certificate(tmp_path, [waiting, record("test_two", ["A-2"], "finding", findings=[finding(["A-2.1"])])])
+
+    row = next(r for r in cert["clauses"] if r["clause"] == "A-1")
+    assert (row["status"], row["inconclusive_because"]) == ("inconclusive", ["A-2"])
+    assert row["reason"] == "test_one: inconclusive: A-2.1 broke first: nothing was tidied"
+    assert cert["tests"]["inconclusive"] == 1 and cert["errors"] == []
+    assert (cert["verdict"], cert["exit_code"]) == ("incomplete", 2)
+
+
+def test_an_inconclusive_test_does_not_undo_another_that_established_its_clause(tmp_path: Path) -> None:
+    waiting = record("test_one", ["A-1"], "inconclusive", message="inconclusive: nothing to check: none found")
+
+    cert = certificate(tmp_path, [waiting, record("test_two", ["A-1"]), record("test_three", ["A-2"])])
+
+    assert statuses(cert)["A-1"] == "pass"
+    assert (cert["verdict"], cert["exit_code"]) == ("conformant", 0)
+
+
+def test_an_inconclusive_test_never_makes_an_expectation_stale(tmp_path: Path) -> None:
+    listed = (Expectation("A-1", "lands in 2.0"),)
+    waiting = record("test_one", ["A-1"], "inconclusive", message="inconclusive: A-2 broke first: x")
+
+    cert = certificate(tmp_path, [waiting], listed, mode="regression", expectations_file="x")
+
+    assert cert["expectations"]["entries"][0]["status"] == "not checked in this run"
 
 
 def test_nothing_tested_or_no_initialize_is_an_error(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conformance._clauses import SENTENCES
-from tests.conformance.certifying import ROOT, certify
+from tests.conformance.certifying import ROOT, WHOLE_SUITE, WHOLE_SUITE_TIMEOUT, certify
 from tests.conformance.defects import DEFECTS, SAMPLE, VARIANTS
 
 
@@ -93,6 +93,32 @@ def test_a_variant_that_chooses_otherwise_where_allowed_passes(name: str, tmp_pa
 
     failures = [f"{f['label']}: {f['message']}" for f in cert["failures"]]
     assert code == 0 and not failures and not cert["errors"], f"{name} ({variant.choice}): {failures}\n{output}"
+
+
+# Defects that break what other clauses' checks rely on (a policy applied, the cap of 12):
+# certified on the whole suite, each fails its own clause and no other; the checks that
+# rely on it are inconclusive, naming it. The whole suite in one process takes minutes (3
+# on two idle cores, 10 on loaded ones): its time budget is the run's, not the default 300 s.
+RELIED_ON = ("read_only_ignored", "no_fairness_cap")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", RELIED_ON)
+def test_a_defect_other_checks_rely_on_fails_its_own_clause_alone(name: str, tmp_path: Path) -> None:
+    defect = DEFECTS[name]
+
+    code, cert, output = certify(defect_cmd(name), [], tmp_path, extra=WHOLE_SUITE, timeout=WHOLE_SUITE_TIMEOUT)
+
+    assert not cert["errors"], f"{name}: the suite broke: {cert['errors']}\n{output}"
+    failing = {f"{f['label']} ({f['test']})": f["clauses"] for f in cert["failures"]}
+    assert {c for clauses in failing.values() for c in clauses} == {defect.clause}, failing
+    rows = {row["clause"]: row for row in cert["clauses"]}
+    assert rows[defect.clause]["status"] == "fail" and code == 1
+    for clause_id, row in rows.items():
+        if row["status"] == "inconclusive":
+            assert row["inconclusive_because"] == [defect.clause], f"{clause_id} is inconclusive: {row['reason']}"
+        elif clause_id != defect.clause:
+            assert row["status"] in ("pass", "untested", "not-applicable"), (clause_id, row["reason"])
 
 
 def _must_sentences() -> list[str]:

@@ -14,9 +14,10 @@ from reference_impl._connections import error_result
 from reference_impl._discovery import DiscoveryArguments, InvalidDiscoveryArguments
 from reference_impl._policy import Eligibility
 from reference_impl._toolset import AdaptiveToolset
+from reference_impl.driver import ReferenceDriver
 from tests.conformance.defects._hooks import AlteredIndex, MaxActive, after_search, during_search, wrap_parse
 from tests.conformance.defects._patches import _swap
-from tests.conformance.defects._registry import defect
+from tests.conformance.defects._registry import defect, variant
 
 __all__: list[str] = []
 
@@ -462,10 +463,29 @@ def first_matches_in_catalog_order() -> None:
 # Permitted variants (not defects) ------------------------------------------------------------
 
 
+# The clauses whose checks need discovery to activate something: a host whose discovery
+# activates little must pass them all, never leave them in error.
+_NEEDS_ACTIVATION: tuple[str, ...] = (
+    *("CAT-4", "POL-1", "POL-4", "SEL-1", "SEL-3", "DEF-2", "DEF-3", "GATE-3", "BUD-2", "BUD-3", "ISO-1", "ISO-2"),
+    *("DSC-4", "DSC-5", "DSC-6", "DSC-8", "DSC-9"),
+)
+
+
+@variant(
+    "DSC-5.6",
+    "discovery activates a candidate only when the query is its qualified name; it claims only core",
+    clauses=_NEEDS_ACTIVATION,
+)
 def activates_only_what_it_must() -> None:
     """DSC-5.6 permits a call to activate fewer tools than its bounds allow, even none:
     this discovery activates a candidate only when the query is its qualified name, the one
     activation DSC-5.8 demands. An implementation doing so claims only the core profile."""
+    initialize = ReferenceDriver.initialize
+
+    async def core_only(self: ReferenceDriver, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        return {**await initialize(self, params), "profiles": ["core"]}
+
+    _swap(ReferenceDriver, "initialize", core_only)
 
     def index(toolset: AdaptiveToolset, base: Any) -> AlteredIndex:
         entries = toolset.catalog.entries

@@ -276,6 +276,14 @@ def read_only_only_in_auto() -> None:
     _exclusion(rule)
 
 
+@defect("POL-5.1", "sideEffects readOnly is ignored: every server runs as under allow")
+def read_only_ignored() -> None:
+    """A host with no read-only handling: ``readOnly`` excludes nothing, in the first round
+    or in discovery. Checks of other clauses whose oracles apply read-only (the catalog's
+    annotations, pinned tools, discovery under a policy) are inconclusive, naming POL-5."""
+    _patch_read_only(lambda _entry: True)
+
+
 @defect("POL-5.2", "readOnly admits tools that have no annotations")
 def missing_annotation_is_read_only() -> None:
     """A tool without annotations counts as read-only (fails open)."""

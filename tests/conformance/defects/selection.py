@@ -229,12 +229,25 @@ def walk_stops_at_a_capped_server() -> None:
     wrap_first_round(select)
 
 
-@defect("SEL-6.1", "the per-server first-round cap is a fair share of the capacity, not 12")
+@defect("SEL-1.2", "the per-server first-round cap is a fair share of the capacity, not 12")
 def fair_share_cap() -> None:
     def select(call: FirstRoundCall) -> FirstRound:
         auto = len(call.eligibility.auto_servers)
         if not auto:
             return call.select()
         return _with_cap(max(1, call.budgets.first_round_capacity // auto), call)
+
+    wrap_first_round(select)
+
+
+@defect("SEL-6.1", "with four auto servers or more, each keeps a first-round place free: 11 tools, not 12")
+def a_place_kept_free_per_server() -> None:
+    """The worked example's own shape (four auto servers) is the only one it changes: the
+    properties draw at most three servers, so only the worked example shows it."""
+
+    def select(call: FirstRoundCall) -> FirstRound:
+        if len(call.eligibility.auto_servers) >= 4:
+            return _with_cap(FAIRNESS_CAP - 1, call)
+        return call.select()
 
     wrap_first_round(select)
