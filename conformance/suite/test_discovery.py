@@ -42,6 +42,7 @@ from conformance.suite._fleets import Fleets
 from conformance.suite._named import ask_for, discover_in_turn, plain_server
 from conformance.suite._oracle import DEFAULT_LIMIT, MAX_LIMIT, discovery_bound
 from conformance.suite._strategies import FleetAndPolicies, examples
+from conformance.suite._vectors import Diagnosis
 from conformance.suite._wire import (
     DISCOVERY,
     activated,
@@ -578,8 +579,15 @@ def test_a_call_that_activates_nothing_is_a_success(sut: Sut, fleets: Fleets) ->
         raise fail(("DSC-5.7",), "a call that activated nothing was an error", observed=failed, case=case)
 
 
-@clause("DSC-10.2", "DSC-10.3")
-def test_lexical_discovery_activates_the_best_ranked_relevant_candidates_in_order(sut: Sut, fleets: Fleets) -> None:
+# The ranking sentences these calls rely on, and those their isolating lexical vectors
+# assume: a call that differs while the vectors find one of them broken is blamed on it.
+LEXICAL_RELIES_ON = ("RNK-1.1", "RNK-1.3", "RNK-3.3", "RNK-6.6", "RNK-8.1", "DSC-10.2", "DSC-10.3")
+
+
+@clause("DSC-10.2", "DSC-10.3", *LEXICAL_RELIES_ON)
+def test_lexical_discovery_activates_the_best_ranked_relevant_candidates_in_order(
+    sut: Sut, fleets: Fleets, vector_diagnosis: Diagnosis
+) -> None:
     spec = FleetSpec(
         servers=tuple(ServerSpec(id=sid, tool_count=0, tools=tuple(ts)) for sid, ts in LEXICAL_TOOLS.items())
     )
@@ -591,8 +599,9 @@ def test_lexical_discovery_activates_the_best_ranked_relevant_candidates_in_orde
             got = activated(result)
             if got != expected:
                 irrelevant = sorted(set(got) - RELEVANT[query])
+                explained = vector_diagnosis.explain(LEXICAL_RELIES_ON)
                 raise fail(
-                    ("DSC-10.2",) if irrelevant else ("DSC-10.3",),
+                    explained or (("DSC-10.2",) if irrelevant else ("DSC-10.3",)),
                     f"discovery activated tools without a relevance signal from the query: {irrelevant}"
                     if irrelevant
                     else "discovery did not activate the best-ranked candidates in ranking order",

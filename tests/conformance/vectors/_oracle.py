@@ -120,11 +120,13 @@ class Rules:
     read_signals_from_prompt: bool = False
     # RNK-4: +3 only for the JSON value true.
     read_only_truthy: bool = False
-    # RNK-8: the tie-break key of a qualified name.
+    # RNK-8: the tie-break key of a qualified name, or the catalog's listing order.
     tie_key: Callable[[str], Any] = field(default=lambda name: name)
+    ties_by_listing: bool = False
     # DSC-10: what makes a candidate relevant.
     prompt_word_relevance: bool = False
     intent_relevance: bool = False
+    positive_relevance: bool = False
 
     def changed(self, **changes: Any) -> Rules:
         return replace(self, **changes)
@@ -216,6 +218,8 @@ def score(tool: VectorTool, message: str, prompt: str, rules: Rules = SPEC_RULES
         relevant = relevant or bool(prompt_hits)
     if rules.intent_relevance:
         relevant = relevant or intent > 0
+    if rules.positive_relevance:
+        relevant = total > 0
     return Scored(message_hits, prompt_hits, in_message, in_prompt, read_only, aliases, intent, total, relevant)
 
 
@@ -231,5 +235,7 @@ def rank(tools: Sequence[VectorTool], message: str, prompt: str, rules: Rules = 
     if rules.read_intent_hides_writes and read_intent(message, prompt, rules):
         tools = [tool for tool in tools if not set(rules.words(tool.name)) & rules.write_verbs]
     scores = {tool.qualified: score(tool, message, prompt, rules) for tool in tools}
-    order = sorted(scores, key=lambda name: (-scores[name].score, rules.tie_key(name)))
+    listed = {tool.qualified: i for i, tool in enumerate(tools)}
+    tie_key = listed.__getitem__ if rules.ties_by_listing else rules.tie_key
+    order = sorted(scores, key=lambda name: (-scores[name].score, tie_key(name)))
     return Ranking(scores, order, [name for name in order if scores[name].relevant])
