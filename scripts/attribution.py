@@ -38,6 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from conformance._clauses import CLAUSES  # noqa: E402
 from tests.conformance.defects import DEFECTS  # noqa: E402
 
 WORK = ROOT / "attribution"
@@ -72,7 +73,8 @@ class Measured:
 
 
 def section_of(name: str) -> str:
-    return DEFECTS[name].patch.__module__.rsplit(".", 1)[-1].lstrip("_")
+    """The section of SPEC.md the defect's sentence is in, in lower case (``ranking``)."""
+    return CLAUSES[DEFECTS[name].clause].section.lower()
 
 
 def measure(name: str, jobs_dir: Path) -> Measured:
@@ -203,7 +205,9 @@ def report(results: Mapping[str, Measured]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--section", action="append", default=[], help="a module of the catalog (repeatable)")
+    parser.add_argument(
+        "--section", action="append", default=[], help="a section of SPEC.md, as `ranking` (repeatable)"
+    )
     parser.add_argument("--defect", action="append", default=[], help="one defect (repeatable)")
     parser.add_argument("--jobs", type=int, default=2, help="defects certified at once (default 2)")
     parser.add_argument("--resume", action="store_true", help="skip the defects measured already")
