@@ -595,10 +595,14 @@ def test_lexical_discovery_activates_the_best_ranked_relevant_candidates_in_orde
     )
     with fleets.serve(spec) as served:
         for query, system, limit, expected in LEXICAL_DISCOVERY:
-            [(_, result, _, _)] = run(
+            [(_, result, before, after)] = run(
                 discover_in_turn(sut, served.servers, 95, [{"query": query, "limit": limit}], system=system)
             )
             got = activated(result)
+            # When the result and the definitions disagree on what the call activated, DSC-6.1
+            # or DEF-2 is broken, which their checks report: there is no ranking to judge.
+            if set(got) != set(names(after)) - set(names(before)):
+                continue
             if got != expected:
                 irrelevant = sorted(set(got) - RELEVANT[query])
                 explained = vector_diagnosis.explain(LEXICAL_RELIES_ON)
