@@ -5,8 +5,9 @@ activates exactly the top-ranked candidate of the first-round scorer (DSC-10.1):
 explicit catalogs pin one rule each. Then every case of ``vectors/lexical.json`` whose
 catalog a driver can serve: its complete discovery order, one tool per ``limit`` 1 call,
 and, where the first round shows more than discovery does, the set a first round of a
-chosen capacity takes. :mod:`conformance.suite._vectors` plans the runs; the catalogs are
-served once for the module.
+chosen capacity takes. :mod:`conformance.suite._vectors` plans the runs, and
+:mod:`conformance.suite._probes` runs each once per pytest process (the ``vector_diagnosis``
+fixture), serving the catalogs on first use.
 
 A finding names the sentence that differs, not every sentence a vector touches: a case
 that isolates a sentence is checked by that sentence's test, and its difference is blamed
