@@ -62,6 +62,8 @@ class Measured:
     unsettled: list[str]
     errors: int
     seconds: float
+    #: How many examples each property drew (``certify --thoroughness``).
+    thoroughness: str = "default"
 
     @property
     def alone(self) -> bool:
@@ -77,13 +79,13 @@ def section_of(name: str) -> str:
     return CLAUSES[DEFECTS[name].clause].section.lower()
 
 
-def measure(name: str, jobs_dir: Path) -> Measured:
+def measure(name: str, jobs_dir: Path, thoroughness: str) -> Measured:
     """Certify the defective driver ``name`` on the whole suite."""
     defect = DEFECTS[name]
     out = jobs_dir / name
     driver = [sys.executable, "-m", "tests.conformance.defects", name]
     argv = [sys.executable, "-m", "conformance._cli", "certify", "-n", "1", "--sut-cmd", shlex.join(driver)]
-    argv += ["--no-shrink", "--max-time", str(MAX_TIME), "--out", str(out)]
+    argv += ["--no-shrink", "--thoroughness", thoroughness, "--max-time", str(MAX_TIME), "--out", str(out)]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_CORE"))}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     started = time.monotonic()
@@ -92,7 +94,9 @@ def measure(name: str, jobs_dir: Path) -> Measured:
     seconds = round(time.monotonic() - started, 1)
     certificate = out / "certificate.json"
     if not certificate.exists():
-        return Measured(name, section_of(name), defect.sentence, defect.clause, "no certificate", [], [], 0, seconds)
+        return Measured(
+            name, section_of(name), defect.sentence, defect.clause, "no certificate", [], [], 0, seconds, thoroughness
+        )
     document = json.loads(certificate.read_text())
     rows = document["clauses"]
     return Measured(
@@ -105,6 +109,7 @@ def measure(name: str, jobs_dir: Path) -> Measured:
         unsettled=[r["clause"] for r in rows if r["status"] in ("error", "not-run", "inconclusive")],
         errors=len(document["errors"]),
         seconds=seconds,
+        thoroughness=thoroughness,
     )
 
 
@@ -120,11 +125,11 @@ def save(results: Mapping[str, Measured]) -> None:
     RESULTS.write_text(json.dumps(document, indent=1) + "\n")
 
 
-def run(names: Sequence[str], jobs: int, results: dict[str, Measured]) -> None:
+def run(names: Sequence[str], jobs: int, thoroughness: str, results: dict[str, Measured]) -> None:
     jobs_dir = WORK / "runs"
     jobs_dir.mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        pending = {pool.submit(measure, name, jobs_dir): name for name in names}
+        pending = {pool.submit(measure, name, jobs_dir, thoroughness): name for name in names}
         for done, future in enumerate(as_completed(pending), start=1):
             found = future.result()
             results[found.defect] = found
@@ -171,7 +176,14 @@ def report(results: Mapping[str, Measured]) -> str:
         lines.append(
             f"| {section} | {len(group)} | {sum(m.alone for m in group)} | {sum(not m.alone for m in group)} |"
         )
+    quick = [m.defect for m in measured if m.thoroughness != "default"]
     lines += ["", f"Measured: {len(measured)} of the catalog's {len(DEFECTS)} defects."]
+    if quick:
+        lines.append(
+            f"Measured with another thoroughness than the default ({len(quick)}): "
+            + ", ".join(f"`{n}` ({results[n].thoroughness})" for n in quick)
+            + "."
+        )
     if unmeasured:
         lines.append(f"Not measured yet: {', '.join(f'`{n}`' for n in unmeasured)}.")
     lines += [
@@ -210,6 +222,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--defect", action="append", default=[], help="one defect (repeatable)")
     parser.add_argument("--jobs", type=int, default=2, help="defects certified at once (default 2)")
+    parser.add_argument(
+        "--thoroughness",
+        choices=("quick", "default", "deep"),
+        default="default",
+        help="examples each property draws, as certify takes it (default: default)",
+    )
     parser.add_argument("--resume", action="store_true", help="skip the defects measured already")
     parser.add_argument("--report", action="store_true", help="only rewrite SUMMARY.md")
     args = parser.parse_args(argv)
@@ -221,7 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         names = list(args.defect) or [n for n in DEFECTS if not args.section or section_of(n) in args.section]
         if args.resume:
             names = [n for n in names if n not in results]
-        run(names, args.jobs, results)
+        run(names, args.jobs, args.thoroughness, results)
     SUMMARY.write_text(report(results))
     sys.stdout.write(f"{SUMMARY.relative_to(ROOT)} written\n")
     return 0
