@@ -20,6 +20,7 @@ from conformance.suite._named import ask_for, plain_server
 from conformance.suite._preconditions import first_round_capped, policy_applied, read_only_applied
 from conformance.suite._predictions import first_round
 from conformance.suite._strategies import FleetAndPolicies, examples, fleets_with_policies, opening
+from conformance.suite._vectors import Diagnosis
 from conformance.suite._wire import (
     DISCOVERY,
     base_tools,
@@ -542,9 +543,19 @@ FIRST_ROUND_CASES: dict[str, tuple[dict[str, list[ToolSpec]], dict[str, Any], in
 }
 
 
-@clause("SEL-5.1", "SEL-5.2")
+# The ranking sentences these cases rely on, and those their isolating lexical vectors
+# assume: a case that differs while the vectors find one of them broken is blamed on it.
+FIRST_ROUND_RELIES_ON = (
+    *("RNK-1.1", "RNK-1.3", "RNK-2.1", "RNK-2.2", "RNK-4.1", "RNK-6.2", "RNK-6.3", "RNK-6.4", "RNK-6.6"),
+    *("RNK-8.1", "DSC-10.2", "DSC-10.3"),
+)
+
+
+@clause("SEL-5.1", "SEL-5.2", *FIRST_ROUND_RELIES_ON)
 @pytest.mark.parametrize("name", sorted(FIRST_ROUND_CASES))
-def test_the_first_round_walks_one_global_ranking(sut: Sut, fleets: Fleets, name: str) -> None:
+def test_the_first_round_walks_one_global_ranking(
+    sut: Sut, fleets: Fleets, vector_diagnosis: Diagnosis, name: str
+) -> None:
     servers, policies, base, user, expected, sentence = FIRST_ROUND_CASES[name]
     got, case = _first_round_names(sut, fleets, servers, policies, base, user)
     tools = tools_of(
@@ -553,9 +564,11 @@ def test_the_first_round_walks_one_global_ranking(sut: Sut, fleets: Fleets, name
     # The walk skips a server at its cap: a server past it broke SEL-1 first.
     first_round_capped(first_round(tools, policies, base), tools, got)
     if got != expected:
+        explained = vector_diagnosis.explain(FIRST_ROUND_RELIES_ON)
         raise fail(
-            (sentence,),
-            "the first round did not take the tools one global ranking gives",
+            explained or (sentence,),
+            "the first round did not take the tools one global ranking gives"
+            + (f"; the lexical vectors find {', '.join(explained)} broken, which accounts for it" if explained else ""),
             expected=sorted(expected),
             observed=sorted(got),
             case=case,

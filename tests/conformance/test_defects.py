@@ -27,14 +27,18 @@ def defect_cmd(name: str) -> list[str]:
 
 
 def _predicted(twin: str) -> list[str]:
-    """The lexical-vector probes that the model of a wrong ranker predicts to fail (the first two)."""
+    """The lexical-vector checks that the model of a wrong ranker predicts to fail on its
+    clause (the first two, those of the cases that isolate a sentence first)."""
     from conformance.suite import test_ranking
-    from tests.conformance.vectors._defective import DEFECTIVE, observe
+    from conformance.suite._probes import PROBES
+    from tests.conformance.vectors._defective import DEFECTIVE, findings
 
-    caught = [probe for probe in test_ranking.PROBES if observe(probe, DEFECTIVE[twin]) is not None]
-    assert caught, f"the lexical vectors do not catch {twin}"
-    test = test_ranking.test_rankings_are_the_lexical_vectors.__name__
-    return [f"test_ranking.py::{test}[{probe.id}]" for probe in caught[:2]]
+    model = DEFECTIVE[twin]
+    named = findings(PROBES, model)
+    caught = [p for p in PROBES if p.id in named and {s.split(".")[0] for s in named[p.id]} == {model.clause}]
+    assert caught, f"the lexical vectors do not catch {twin} on {model.clause}"
+    caught.sort(key=lambda probe: not probe.isolates)
+    return [test_ranking.check_id(probe) for probe in caught[:2]]
 
 
 def check_caught(name: str, tmp_path: Path) -> None:
