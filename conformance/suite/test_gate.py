@@ -5,7 +5,7 @@ run going on after each of them."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import pytest
 from hypothesis import assume, given
@@ -346,7 +346,9 @@ def test_a_call_over_the_call_time_out_is_an_error_result_and_the_run_goes_on(su
 
 @clause("GATE-4.5")
 @pytest.mark.parametrize("transport", ["http", "stdio"])
-def test_a_lone_surrogate_in_call_arguments_costs_the_run_no_server(sut: Sut, fleets: Fleets, transport: str) -> None:
+def test_a_lone_surrogate_in_call_arguments_costs_the_run_no_server(
+    sut: Sut, fleets: Fleets, transport: Literal["http", "stdio"]
+) -> None:
     """The surrogate goes in an argument of its own, so that the call is well formed otherwise."""
     spec = FleetSpec(servers=(ServerSpec(id="s", tool_count=3),), seed=2)
     with fleets.serve(spec, {"s": {"mode": "all"}}, transport=transport) as served:

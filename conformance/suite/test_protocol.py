@@ -440,7 +440,9 @@ def test_a_server_that_never_completes_the_handshake_fails_run_open_and_the_driv
             reply = channel.reply(i, "run.open", params)
             took = time.monotonic() - started
             error = reply.get("error")
-            data = error.get("data") if isinstance(error, dict) else None
+            if not isinstance(error, dict):
+                error = {}
+            data = error.get("data")
             if (
                 not isinstance(data, dict)
                 or error.get("code") != -32000

@@ -150,7 +150,7 @@ def detached_process_outlives_the_driver() -> None:
 
 def _open_toolset_with(connect_timeout: float) -> None:
     """Every run's servers get ``connect_timeout`` for their handshake, whatever run.open says."""
-    original = _session.open_toolset
+    original = _toolset.open_toolset
 
     def open_toolset(*args: Any, **kwargs: Any) -> Any:
         return original(*args, **{**kwargs, "connect_timeout": connect_timeout})
