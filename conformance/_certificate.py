@@ -36,7 +36,7 @@ from typing import Any, Final, TypedDict
 from conformance._clauses import Clause, Sentence, clause_id_of, load_clauses
 from conformance._expectations import Expectation, expected_failure_of
 from conformance._manifest import PENDING, UNTESTED
-from conformance._reaper import TRACKING_NOTE, Leftover
+from conformance._reaper import Leftover
 from conformance._records import FindingRecord, PropertyStats, Records, ResultRecord
 
 __all__ = [
@@ -83,6 +83,8 @@ class RunInfo:
     seconds: float = 0.0
     leftovers: Sequence[Leftover] = field(default_factory=tuple)
     tracked: bool = True
+    #: What the run could not track on this platform (processes that leave their group), or "".
+    untracked: str = ""
 
 
 class Certificate(TypedDict):
@@ -344,7 +346,7 @@ def build_certificate(
     errors = [{"test": r["nodeid"], "when": r["when"], "message": r["message"]} for r in tests if r["kind"] == "error"]
     verdict, code, why = _verdict(run, records, rows, failures, errors, expectation_rows)
     impl: dict[str, Any] = dict(session["implementation"] or {}) if session is not None else {}
-    notes = [] if run.tracked else [TRACKING_NOTE]
+    notes = [run.untracked] if run.untracked else []
     if records.unreadable:
         notes.append(f"{records.unreadable} unreadable line(s) in the run's records were skipped")
     kinds = ("pass", "finding", "error", "skip", "not-run")

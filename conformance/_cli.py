@@ -321,6 +321,7 @@ def certify(argv: Sequence[str]) -> int:
             seconds=outcome.seconds,
             leftovers=outcome.leftovers,
             tracked=outcome.tracked,
+            untracked=outcome.untracked,
         )
         cert = build_certificate(run, records, expectations)
         if outcome.returncode not in (0, 1) and not outcome.stopped and cert["exit_code"] == 0:
