@@ -31,10 +31,24 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="signals and pro
 SILENT = {"type": "stdio", "command": sys.executable, "args": ["-c", "import time; time.sleep(300)"]}
 
 
-@pytest.fixture
-def driver() -> Iterator[Driver]:
+def _started() -> Driver:
     child = Driver()
     child.result("init", "initialize", {"protocolVersion": "1"})
+    return child
+
+
+@pytest.fixture(scope="module")
+def driver() -> Iterator[Driver]:
+    """One driver for the tests that leave it serving (each checks that it does)."""
+    child = _started()
+    yield child
+    child.close()
+
+
+@pytest.fixture
+def fresh() -> Iterator[Driver]:
+    """A driver of the test's own, for the tests that end it."""
+    child = _started()
     yield child
     child.close()
 
@@ -80,14 +94,14 @@ def test_run_open_of_a_server_that_never_answers_fails_within_the_handshake_boun
 
 
 def test_a_server_writing_garbage_fails_run_open_and_does_not_flood_the_drivers_stderr(driver: Driver) -> None:
+    before = len(driver.stderr())
     driver.write(request(1, "run.open", _open("yes", {"type": "stdio", "command": "/usr/bin/yes"})))
 
     message = _connection_error(driver.read(timeout=20), "yes")
 
     assert "lines that are not JSON-RPC messages" in message
-    driver.result(2, "shutdown", {})
-    assert driver.exit_code(10) == 0
-    assert len(driver.stderr()) < 5000
+    assert driver.result(2, "initialize", {})["name"] == "reference_impl"
+    assert len(driver.stderr()) - before < 5000
 
 
 def test_a_hung_run_open_holds_up_no_other_request_and_replies_keep_their_order(driver: Driver, tmp_path: Path) -> None:
@@ -95,13 +109,13 @@ def test_a_hung_run_open_holds_up_no_other_request_and_replies_keep_their_order(
     run_id = driver.result(1, "run.open", _open("quick", quick.transport()))["runId"]
 
     driver.write(
-        request(2, "run.open", _open("mute", SILENT, connectTimeoutSeconds=5)),
+        request(2, "run.open", _open("mute", SILENT, connectTimeoutSeconds=3)),
         request(3, "run.close", {"runId": run_id}),
         request(4, "initialize", {}),
     )
 
     # The close took effect while run.open still waited for its server...
-    deadline = time.monotonic() + 4
+    deadline = time.monotonic() + 2.5
     while not quick.exited and time.monotonic() < deadline:
         wait_for_pids([], 0)  # nothing to wait on: the server's log is the signal
         time.sleep(0.05)
@@ -119,7 +133,7 @@ def _running_server(driver: Driver, tmp_path: Path, **options: Any) -> tuple[str
     return driver.result("open", "run.open", params)["runId"], server
 
 
-@pytest.mark.parametrize("value", ['"\\ud800"', '"a\\udfff"', '{"\\ud83d": 1}', '["x", "\\ud800\\ud800"]'])
+@pytest.mark.parametrize("value", ['"a\\udfff"', '{"\\ud83d": ["x", "\\ud800"]}'])
 def test_a_lone_surrogate_in_call_arguments_is_an_error_result_and_the_server_stays(
     driver: Driver, tmp_path: Path, value: str
 ) -> None:
@@ -137,10 +151,12 @@ def test_a_lone_surrogate_in_call_arguments_is_an_error_result_and_the_server_st
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
-def test_a_signal_ends_the_driver_promptly_while_a_call_is_in_flight(
-    driver: Driver, tmp_path: Path, signum: int
+def test_a_signal_ends_the_driver_promptly_while_a_call_is_in_flight_and_ends_its_servers_groups(
+    fresh: Driver, tmp_path: Path, signum: int
 ) -> None:
-    run_id, server = _running_server(driver, tmp_path, hang_on="a")
+    driver = fresh
+    run_id, server = _running_server(driver, tmp_path, hang_on="a", spawn=["sleep", "300"])
+    [child] = server.children()
     driver.write(request(1, "run.call", {"runId": run_id, "name": "s__a", "arguments": {}}))
     while "hang a" not in server.lines():  # the call has reached the server
         wait_for_pids([], 0)
@@ -152,9 +168,12 @@ def test_a_signal_ends_the_driver_promptly_while_a_call_is_in_flight(
     assert driver.exit_code(2) is not None, "the driver still runs 2 s after the signal"
     assert time.monotonic() - sent < 2
     assert server.exited
+    wait_for_pids([child], 5)  # what the server started in its group went with it
+    assert not pid_alive(child)
 
 
-def test_sigterm_ends_the_driver_promptly_while_run_open_waits_for_a_silent_server(driver: Driver) -> None:
+def test_sigterm_ends_the_driver_promptly_while_run_open_waits_for_a_silent_server(fresh: Driver) -> None:
+    driver = fresh
     driver.write(request(1, "run.open", _open("mute", SILENT, connectTimeoutSeconds=120)))
     assert driver.read(timeout=1) is None
 
@@ -163,7 +182,7 @@ def test_sigterm_ends_the_driver_promptly_while_run_open_waits_for_a_silent_serv
     assert driver.exit_code(2) is not None, "the driver still runs 2 s after SIGTERM"
 
 
-@pytest.mark.parametrize("depth", [64, 128, 129, 490, 700, 979])
+@pytest.mark.parametrize("depth", [128, 129, 490, 979])
 def test_json_nested_below_a_thousand_levels_is_a_result_or_a_parse_error_never_an_internal_error(
     driver: Driver, depth: int
 ) -> None:
@@ -194,7 +213,7 @@ def test_a_deeply_nested_call_argument_is_a_result_and_the_server_stays(driver: 
 
 
 def test_under_descriptor_exhaustion_initialize_and_shutdown_are_answered_and_the_driver_exits(tmp_path: Path) -> None:
-    limit = 40
+    limit = 32
     prefix = [
         sys.executable,
         "-c",
@@ -219,18 +238,8 @@ def test_under_descriptor_exhaustion_initialize_and_shutdown_are_answered_and_th
         child.close()
 
 
-def test_sigterm_ends_what_a_stdio_server_started_in_its_group(driver: Driver, tmp_path: Path) -> None:
-    _run_id, server = _running_server(driver, tmp_path, spawn=["sleep", "300"])
-    [child] = server.children()
-
-    driver.process.send_signal(signal.SIGTERM)
-
-    assert driver.exit_code(2) is not None
-    wait_for_pids([child], 5)
-    assert not pid_alive(child)
-
-
-def test_sigkill_of_the_drivers_group_still_ends_what_a_stdio_server_started(driver: Driver, tmp_path: Path) -> None:
+def test_sigkill_of_the_drivers_group_still_ends_what_a_stdio_server_started(fresh: Driver, tmp_path: Path) -> None:
+    driver = fresh
     _run_id, server = _running_server(driver, tmp_path, spawn=["sleep", "300"])
     [child] = server.children()
 
@@ -241,7 +250,8 @@ def test_sigkill_of_the_drivers_group_still_ends_what_a_stdio_server_started(dri
     assert not pid_alive(child)
 
 
-def test_shutdown_with_a_thousand_runs_open_ends_within_the_protocols_grace(driver: Driver) -> None:
+def test_shutdown_with_a_thousand_runs_open_ends_within_the_protocols_grace(fresh: Driver) -> None:
+    driver = fresh
     driver.write(*(request(i, "run.open", {"servers": []}) for i in range(1000)))
     for _i in range(1000):
         reply = driver.read()
