@@ -84,6 +84,27 @@ class Watchdog:
         self._process = self._pipe = None
 
 
+def _running(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` runs; a zombie, which no signal ends, does not."""
+    try:
+        entries = [entry for entry in os.listdir("/proc") if entry.isdigit()]
+    except OSError:  # no /proc: a signal 0 says whether the group has members at all
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+    for entry in entries:
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                fields = stat.read().rpartition(b")")[2].split()
+        except OSError:
+            continue
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
+
+
 def _end(groups: Iterable[int]) -> None:
     alive = set(groups)
     for signum in (signal.SIGTERM, signal.SIGKILL):
@@ -94,11 +115,7 @@ def _end(groups: Iterable[int]) -> None:
                 alive.discard(pgid)
         deadline = time.monotonic() + GRACE
         while alive and time.monotonic() < deadline:
-            for pgid in list(alive):
-                try:
-                    os.killpg(pgid, 0)
-                except (ProcessLookupError, PermissionError):
-                    alive.discard(pgid)
+            alive = {pgid for pgid in alive if _running(pgid)}
             time.sleep(0.02)
         if not alive:
             return
