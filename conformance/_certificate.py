@@ -37,7 +37,7 @@ from conformance._clauses import Clause, Level, Profile, Sentence, clause_id_of,
 from conformance._expectations import Expectation, ExpectationEntry, expected_failure_of
 from conformance._manifest import PENDING, UNTESTED
 from conformance._options import Mode, ProfileChoice, Thoroughness
-from conformance._reaper import TRACKING_NOTE, Leftover
+from conformance._reaper import Leftover
 from conformance._records import FindingRecord, Json, Kind, PropertyStats, Records, ResultRecord
 from conformance._runner import Stopped
 
@@ -136,6 +136,8 @@ class RunInfo:
     seconds: float = 0.0
     leftovers: Sequence[Leftover] = field(default_factory=tuple)
     tracked: bool = True
+    #: What the run could not track on this platform (processes that leave their group), or "".
+    untracked: str = ""
 
 
 class ImplementationInfo(TypedDict):
@@ -495,7 +497,7 @@ def build_certificate(
     errors = [ErrorRow(test=r["nodeid"], when=r["when"], message=r["message"]) for r in tests if r["kind"] == "error"]
     verdict, why = decide_verdict(run, records, rows, failures, errors, expectation_rows)
     impl = session["implementation"] if session is not None else None
-    notes = [] if run.tracked else [TRACKING_NOTE]
+    notes = [run.untracked] if run.untracked else []
     if records.unreadable:
         notes.append(f"{records.unreadable} unreadable line(s) in the run's records were skipped")
     return Certificate(

@@ -339,6 +339,7 @@ def certify(argv: Sequence[str]) -> int:
             seconds=outcome.seconds,
             leftovers=outcome.leftovers,
             tracked=outcome.tracked,
+            untracked=outcome.untracked,
         )
         cert = build_certificate(run, records, expectations)
         try:

@@ -70,7 +70,11 @@ class DriverProcess:
 
     def send(self, message: Mapping[str, Any]) -> None:
         stdin = cast(IO[bytes], self.popen.stdin)
-        stdin.write(json.dumps(message, ensure_ascii=False).encode() + b"\n")
+        try:
+            data = json.dumps(message, ensure_ascii=False).encode()
+        except UnicodeEncodeError:  # a lone surrogate: written escaped, as PROTOCOL.md P8 has it
+            data = json.dumps(message).encode()
+        stdin.write(data + b"\n")
         stdin.flush()
 
     def receive(self, deadline: float) -> bytes:

@@ -168,7 +168,9 @@ def jsonable(value: object, _depth: int = 0) -> Json:
 def append_record(path: Path, record: Record) -> None:
     """Append one record as a line; a line is written in one call so readers never see half."""
     line = json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
-    with path.open("a", encoding="utf-8") as out:
+    # A lone surrogate (a driver may echo one back) can only be inside a JSON string here:
+    # written as its escape, it reads back as itself.
+    with path.open("a", encoding="utf-8", errors="backslashreplace") as out:
         out.write(line)
 
 

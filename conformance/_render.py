@@ -404,7 +404,8 @@ def write_certificate(cert: Certificate, out: Path) -> list[Path]:
     for name in FILES:
         target = out / name
         partial = out / f".{name}.partial"
-        partial.write_text(texts[name], encoding="utf-8")
+        # A lone surrogate a driver echoed is written as its escape (in JSON, it reads back as itself).
+        partial.write_text(texts[name], encoding="utf-8", errors="backslashreplace")
         os.replace(partial, target)
         paths.append(target)
     return paths

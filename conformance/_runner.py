@@ -154,6 +154,8 @@ class Outcome:
     leftovers: list[_reaper.Leftover] = field(default_factory=list)
     #: Whether processes that escape their group were tracked (Linux).
     tracked: bool = True
+    #: What was not tracked on this platform, for the certificate ("" where everything was).
+    untracked: str = ""
     seconds: float = 0.0
 
 
@@ -196,23 +198,24 @@ def supervise(
     ``on_tick`` is called every ``poll`` seconds. Output of pytest goes to ``log`` (None:
     this process's own stdout and stderr).
     """
-    tracked = _reaper.become_subreaper()
-    # Processes of the caller's own, which are not the suite's to end.
-    spare = frozenset(p.pid for p in _reaper.descendants())
+    # Reaps the run's orphans as they end and, at the end, ends whatever the run left.
+    reaper = _reaper.Reaper()
     started = time.monotonic()
-    outcome = Outcome(returncode=None, tracked=tracked)
     options.work.mkdir(parents=True, exist_ok=True)
     report_glob = f"{options.report.name}*"
     seen = 0
-    with _Signals().installed() as signals:
-        process = subprocess.Popen(
-            pytest_command(options),
-            stdin=subprocess.DEVNULL,
-            stdout=log if log is not None else None,
-            stderr=subprocess.STDOUT if log is not None else None,
-            env=pytest_env(options),
-            start_new_session=True,
-        )
+    with reaper, _Signals().installed() as signals:
+        outcome = Outcome(returncode=None, tracked=reaper.tracked, untracked=reaper.untracked)
+        with reaper.spawning():
+            process = subprocess.Popen(
+                pytest_command(options),
+                stdin=subprocess.DEVNULL,
+                stdout=log if log is not None else None,
+                stderr=subprocess.STDOUT if log is not None else None,
+                env=pytest_env(options) | reaper.environment(),
+                start_new_session=True,
+            )
+            reaper.protect(process.pid)
         try:
             while True:
                 with contextlib.suppress(subprocess.TimeoutExpired):
@@ -238,7 +241,7 @@ def supervise(
         finally:
             if process.poll() is None:
                 outcome.returncode = _stop(process, grace=0.5)
-            found = _reaper.end_descendants(spare=spare)
+            found = reaper.sweep()
             # After a forced stop the suite's own processes are among them: not the SUT's doing.
             outcome.leftovers = [] if outcome.stopped else found
             outcome.seconds = round(time.monotonic() - started, 1)

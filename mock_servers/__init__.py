@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mock_servers._app import FleetUrls
-    from mock_servers._errors import CaptureError, FleetArgumentError, FleetError, HostError, SpecError, SpecProblem
+    from mock_servers._errors import (
+        CaptureError,
+        FleetArgumentError,
+        FleetError,
+        HostError,
+        LedgerError,
+        SpecError,
+        SpecProblem,
+    )
     from mock_servers._fixture import FleetFactory, ServedFleet
     from mock_servers._generate import MCP_TOOL_NAME, PROVIDER_TOOL_NAME, example_arguments, generate_tools
     from mock_servers._host import FleetHost
@@ -73,6 +81,7 @@ __all__ = [
     "FleetArgumentError",
     "FleetError",
     "HostError",
+    "LedgerError",
     "SpecError",
     "SpecProblem",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ._bounds import listed
 from ._catalog import Catalog, CatalogEntry
 from ._config import ServerConfig, ToolPolicy
 from ._errors import ConfigurationError
@@ -60,7 +61,7 @@ def resolve_policies(servers: Sequence[ServerConfig], catalog: Catalog) -> Eligi
         missing = sorted({name for name in declared if name not in offered})
         if missing:
             raise ConfigurationError(
-                f"server {server.id!r} does not offer {missing}, named in its policy "
+                f"server {server.id!r} does not offer [{listed(missing)}], named in its policy "
                 "(pinnedTools/allowedTools); fix the names or remove them"
             )
         needed: list[int] = []

@@ -5,7 +5,7 @@ run going on after each of them."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import pytest
 from hypothesis import example, given
@@ -380,4 +380,32 @@ def test_a_call_over_the_call_time_out_is_an_error_result_and_the_run_goes_on(su
     if after["isError"]:
         raise fail(
             ("GATE-4.4",), "after a call timed out, a quick call to another server failed", observed=after, case=case
+        )
+
+
+@clause("GATE-4.5")
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+def test_a_lone_surrogate_in_call_arguments_costs_the_run_no_server(
+    sut: Sut, fleets: Fleets, transport: Literal["http", "stdio"]
+) -> None:
+    """The surrogate goes in an argument of its own, so that the call is well formed otherwise."""
+    spec = FleetSpec(servers=(ServerSpec(id="s", tool_count=3),), seed=2)
+    with fleets.serve(spec, {"s": {"mode": "all"}}, transport=transport) as served:
+        first, second = served.tools["s"][:2]
+        odd_arguments = {**example_arguments(first), "note": "\ud800"}
+        case = served.describe() | {"call": {"name": f"s__{first['name']}", "arguments": odd_arguments}}
+
+        async def body() -> tuple[dict[str, Any], dict[str, Any]]:
+            async with sut.open(open_params(served.servers)) as r:
+                odd = await r.call(f"s__{first['name']}", odd_arguments)
+                return odd, await r.call(f"s__{second['name']}", example_arguments(second))
+
+        odd, after = run(body())
+    if after["isError"]:
+        raise fail(
+            ("GATE-4.5",),
+            f"after a call whose arguments held a lone surrogate ({transport}), the server's next call failed",
+            expected="the result of s__" + second["name"],
+            observed={"odd call": odd, "next call": after},
+            case=case,
         )

@@ -302,3 +302,11 @@ def test_the_same_records_give_the_same_certificate(tmp_path: Path) -> None:
 
     assert forward == backward
     assert [f["clauses"] for f in forward["failures"]] == [["A-1"], ["A-2"]]
+
+
+def test_what_the_platform_could_not_track_is_a_note_of_the_certificate(tmp_path: Path) -> None:
+    tracked = certificate(tmp_path, [record("test_one", ["A-1"])])
+    untracked = certificate(tmp_path, [record("test_one", ["A-1"])], tracked=False, untracked="daemons escape here")
+
+    assert tracked["notes"] == []
+    assert untracked["notes"] == ["daemons escape here"]

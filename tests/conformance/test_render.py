@@ -9,7 +9,7 @@ from syrupy.assertion import SnapshotAssertion
 
 from conformance._certificate import Certificate
 from conformance._expectations import Expectation
-from conformance._records import PropertyStats
+from conformance._records import PropertyStats, append_record, read_records
 from conformance._render import FILES, render_badge, render_html, render_markdown, write_certificate
 from tests.conformance.certificates import certificate, finding, record
 
@@ -105,3 +105,15 @@ def test_the_files_are_written_and_replace_the_old_ones_whole(tmp_path: Path) ->
     assert [p.name for p in paths] == list(FILES)
     assert json.loads((out / "certificate.json").read_text())["verdict"] == "non-conformant"
     assert sorted(p.name for p in out.iterdir()) == sorted(FILES)
+
+
+def test_a_lone_surrogate_a_driver_echoed_is_written_as_its_escape(tmp_path: Path) -> None:
+    findings = [finding(["A-1"], "the driver said \ud800")]
+    append_record(tmp_path / "records.jsonl", record("test_one", ["A-1"], "finding", findings=findings))
+    [read] = read_records([tmp_path / "records.jsonl"]).tests
+    cert = certificate(tmp_path, [read])
+
+    write_certificate(cert, tmp_path / "out")
+
+    written = json.loads((tmp_path / "out" / "certificate.json").read_text(encoding="utf-8"))
+    assert written["failures"][0]["message"] == "the driver said \ud800"

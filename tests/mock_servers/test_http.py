@@ -20,6 +20,7 @@ from mock_servers import (
     FleetSpec,
     HostError,
     ServerSpec,
+    _app,
     example_arguments,
     generate_tools,
     preset,
@@ -195,3 +196,19 @@ def test_the_listening_socket_says_tcp_so_that_responses_are_sent_without_delay(
     # protocol 0, every HTTP response waited ~40 ms for a delayed ACK between head and body.
     with bind(0) as sock:
         assert sock.proto == socket.IPPROTO_TCP
+
+
+@pytest.mark.parametrize("server", [GITHUB, RAW], ids=["sdk", "raw"])
+async def test_a_server_refuses_sessions_beyond_its_cap_and_keeps_serving_the_open_ones(
+    server: ServerSpec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_app, "MAX_SESSIONS", 3)
+    ledger = tmp_path / "ledger.jsonl"
+    async with serve_http(FleetSpec(servers=(server,)), ledger) as urls:
+        opened = [await anyio.to_thread.run_sync(post_initialize, urls[server.id]) for _ in range(3)]
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            await anyio.to_thread.run_sync(post_initialize, urls[server.id])
+        still_open = [e["sessionId"] for e in read_ledger(ledger).sessions_open()]
+    assert refused.value.code == 503
+    refused.value.close()
+    assert still_open == opened

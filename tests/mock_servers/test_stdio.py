@@ -181,4 +181,63 @@ def test_a_client_dying_mid_call_ends_the_server_quietly_with_a_record(raw: bool
     assert b"Traceback" not in process.stderr.read()
     process.stderr.close()
     exits = read_ledger(ledger).of("process_exit")
-    assert [e["reason"] for e in exits] in (["client gone"], ["stdin closed"])
+    assert [e["reason"] for e in exits] in (["client gone"], ["stdin closed"], ["stdout closed"])
+
+
+def _start(ledger: Path) -> subprocess.Popen[bytes]:
+    params = stdio_params("seed-example", "github", ledger)
+    return subprocess.Popen(
+        [params.command, *params.args], env=params.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+
+
+def _exchange(process: subprocess.Popen[bytes], *messages: dict[str, object]) -> None:
+    assert process.stdin is not None
+    process.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+    process.stdin.flush()
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+}
+
+
+@pytest.mark.parametrize("depth", [199, 250, 900])
+def test_a_call_nested_deeper_than_the_server_reads_is_answered_with_an_error(tmp_path: Path, depth: int) -> None:
+    process = _start(tmp_path / "ledger.jsonl")
+    assert process.stdout is not None and process.stdin is not None
+    deep: object = 1
+    for _ in range(depth):
+        deep = {"a": deep}
+    try:
+        _exchange(process, INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        assert json.loads(process.stdout.readline())["id"] == 1
+        call = {"name": "get_branch", "arguments": {"deep": deep}}
+        _exchange(process, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call})
+        refused = json.loads(process.stdout.readline())
+        _exchange(process, {"jsonrpc": "2.0", "id": 3, "method": "ping"})
+        after = json.loads(process.stdout.readline())
+    finally:
+        process.stdin.close()
+        process.wait(30)
+        process.stdout.close()
+
+    assert refused["id"] == 2 and refused["error"]["code"] == -32600, refused
+    assert after == {"jsonrpc": "2.0", "id": 3, "result": {}}
+
+
+def test_a_server_whose_stdout_the_client_closed_exits_and_records_why(tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.jsonl"
+    process = _start(ledger)
+    assert process.stdout is not None and process.stdin is not None
+    _exchange(process, INITIALIZE)
+    assert json.loads(process.stdout.readline())["id"] == 1
+
+    process.stdout.close()  # its stdin stays open
+
+    assert process.wait(30) == 0
+    process.stdin.close()
+    assert [e["reason"] for e in read_ledger(ledger).of("process_exit")] == ["stdout closed"]

@@ -103,6 +103,10 @@ class RawServer:
     def exited(self) -> bool:
         return "exit" in self.lines()
 
+    def children(self) -> list[int]:
+        """The pids of the children it started (``spawn``)."""
+        return [int(line.split()[1]) for line in self.lines() if line.startswith("child ")]
+
     def target(self) -> StdioTarget:
         return StdioTarget(command=sys.executable, args=(str(RAW_SERVER), str(self.config_file)))
 

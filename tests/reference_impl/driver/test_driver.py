@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError
 from pathlib import Path
@@ -359,3 +360,36 @@ async def test_without_call_timeout_seconds_the_driver_applies_its_own_limit(tmp
     assert "within 0.2 s" in (await driver.call(run_id, "s__stuck", {}))["content"][0]["text"]
     await driver.aclose()
     assert ReferenceDriver().call_timeout == 20.0
+
+
+async def test_a_run_beyond_the_drivers_limit_is_a_connection_error_saying_so_and_the_open_ones_stay() -> None:
+    driver = ReferenceDriver(max_runs=2)
+    opened = [await driver.open_run({"servers": []}) for _ in range(2)]
+
+    with pytest.raises(ServerConnectionError) as refused:
+        await driver.open_run({"servers": []})
+
+    assert refused.value.message == (
+        "this driver has 2 runs open, its limit; close a run (run.close) before opening another"
+    )
+    assert [await driver.definitions(run_id) for run_id in opened] == [[], []]
+    await driver.close_run(opened[0])
+    assert await driver.open_run({"servers": []}) == "run-3"
+    await driver.aclose()
+
+
+async def test_requests_naming_a_run_still_being_opened_wait_for_it_and_keep_their_order(tmp_path: Path) -> None:
+    server = raw_server(tmp_path, "s", [[tool("a")]])
+    driver = ReferenceDriver()
+    opening = asyncio.create_task(driver.open_run({"servers": [{"id": "s", "transport": server.transport()}]}))
+    await asyncio.sleep(0)  # run.open has taken its id and is connecting
+    listed = asyncio.create_task(driver.definitions("run-1"))
+    closed = asyncio.create_task(driver.close_run("run-1"))
+    late = asyncio.create_task(driver.definitions("run-1"))
+
+    assert await opening == "run-1"
+    assert [tool["name"] for tool in await listed] == ["search_mcp_tools", "s__a"]
+    await closed
+    with pytest.raises(DriverError, match="no open run with runId 'run-1'"):
+        await late
+    assert server.exited
