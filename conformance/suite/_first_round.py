@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from hypothesis import assume, example
+from hypothesis import assume, currently_in_test_context, example, reject
 
 from conformance._errors import Nonconformance, OutcomeError
 from conformance._sut import Run, Sut
@@ -45,8 +45,14 @@ class Opened:
     calls: list[dict[str, Any]] = field(default_factory=list)
 
     def definitions(self, sentences: Sequence[str]) -> list[dict[str, Any]]:
-        """The definitions of a run that had to open; a refusal is a finding on ``sentences``."""
+        """The definitions of a run that had to open; a refusal is a finding on ``sentences``.
+
+        A property's example whose run was refused for a pinned tool its policy excludes, a
+        reading POL-7 allows (ID-9), is discarded: there is no open run to judge.
+        """
         if isinstance(self.got, OutcomeError):
+            if currently_in_test_context() and self.refused_for_a_pin():
+                reject()
             raise fail(
                 sentences,
                 "run.open refused a run that fits every budget and cap",
@@ -56,12 +62,16 @@ class Opened:
             )
         return self.got
 
+    def refused_for_a_pin(self) -> bool:
+        """Whether the run was refused for a pinned tool its policy excludes (POL-7, ID-9)."""
+        return isinstance(self.got, OutcomeError) and self.model.refused_for_a_pin(self.got.kind, self.got.message)
+
     def refusal(self) -> Nonconformance | None:
         """For a run the oracle refuses: the finding when the SUT opened it or refused otherwise."""
         model = self.model
         assert model.error is not None
         if isinstance(self.got, OutcomeError):
-            if self.got.kind == model.error:
+            if self.got.kind == model.error or self.refused_for_a_pin():
                 return None
             return fail(
                 (model.error_sentence,),

@@ -283,12 +283,11 @@ def test_two_base_tools_with_one_name_are_a_config_error(sut: Sut, fleets: Fleet
 
 # A base tool named like a tool of the run: (policy of s0, the base tool's name, sentence).
 # The tool is active (pinned), in the catalog but never active (denied), or the discovery
-# tool, with and without an auto server to register it.
+# tool, registered with an auto server (without one, see the test after next).
 BASE_COLLISIONS: dict[str, tuple[dict[str, Any], str, str]] = {
     "active-mcp-tool": ({"pinnedTools": [_NAMES[0]]}, f"s0__{_NAMES[0]}", "DEF-5.1"),
     "inactive-mcp-tool": ({"deniedTools": [_NAMES[1]]}, f"s0__{_NAMES[1]}", "DEF-5.1"),
     "discovery-tool": ({}, DISCOVERY, "DEF-5.2"),
-    "discovery-tool-unregistered": ({"mode": "all", "maxActiveTools": 20}, DISCOVERY, "DEF-5.2"),
     # The qualified name of a tool whose name breaks the provider rule (CAT-5), which the
     # model may see under another name or not at all: it is in the catalog all the same.
     "qualified-name-of-a-mapped-tool": ({}, "s0__get.item", "DEF-5.1"),
@@ -306,6 +305,61 @@ def test_a_base_tool_named_like_a_tool_of_the_run_is_a_config_error(sut: Sut, fl
     server = _WITH_MAPPED if colliding == "s0__get.item" else _SERVER
     with fleets.serve(FleetSpec(servers=(server,)), {"s0": policy}) as served:
         _expect_collision_refused(sut, served, colliding, sentence)
+
+
+@clause("DEF-5.2", "DEF-5.3", "DEF-5.4")
+def test_a_base_tool_named_search_mcp_tools_without_the_discovery_tool_is_refused_or_kept(
+    sut: Sut, fleets: Fleets
+) -> None:
+    """No server in auto mode: no discovery tool to collide with. The run fails with a
+    configuration error naming it, or opens with the base tool as given (ID-15); a call by
+    its name then activates nothing and reaches no server."""
+    base = [{"name": DISCOVERY, "description": "A built-in search.", "inputSchema": {"type": "object"}}]
+    query = {"query": f"s0 {_NAMES[0]}", "server_ids": ["s0"]}
+    with fleets.serve(
+        FleetSpec(servers=(_SERVER,)), {"s0": {"mode": "allowlist", "allowedTools": _NAMES[:2]}}
+    ) as served:
+        case = served.describe() | {"baseTools": base, "call": query}
+
+        async def body() -> tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]] | OutcomeError:
+            try:
+                async with sut.open(open_params(served.servers, base)) as r:
+                    return await r.definitions(), await r.call(DISCOVERY, query), await r.definitions()
+            except OutcomeError as exc:
+                return exc
+
+        got = run(body())
+        reached = served.ledger().calls()
+    if isinstance(got, OutcomeError):
+        if got.kind != "config_error" or DISCOVERY not in got.message:
+            raise fail(
+                ("DEF-5.3",) if got.kind == "config_error" else ("DEF-5.2",),
+                f"the run with a base tool named {DISCOVERY} failed, but not with a config_error naming it",
+                expected=f"config_error naming {DISCOVERY!r}, or an open run",
+                observed=str(got),
+                case=case,
+            )
+        return
+    before, result, after = got
+    carried = [d for d in before if d["name"] == DISCOVERY]
+    if carried != base or after != before:
+        raise fail(
+            ("DEF-5.2",),
+            f"a run without the discovery tool did not keep the base tool {DISCOVERY} as given"
+            if carried != base
+            else f"a call to the base tool {DISCOVERY} changed the run's definitions",
+            expected={"base tool": base, "definitions after the call": names(before)},
+            observed={"named so": carried, "definitions after the call": names(after), "call": result},
+            case=case,
+        )
+    if reached:
+        raise fail(
+            ("DEF-5.4",),
+            "a call by a base tool's name reached an MCP server",
+            expected="no tools/call",
+            observed=portable(reached),
+            case=case,
+        )
 
 
 @clause("DEF-5.1", "DEF-5.3", "DEF-5.4")
