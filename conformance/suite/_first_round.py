@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from hypothesis import assume, currently_in_test_context, example, reject
+from hypothesis import assume, example
 
 from conformance._errors import Nonconformance, OutcomeError
 from conformance._sut import Run, Sut
@@ -45,14 +45,8 @@ class Opened:
     calls: list[dict[str, Any]] = field(default_factory=list)
 
     def definitions(self, sentences: Sequence[str]) -> list[dict[str, Any]]:
-        """The definitions of a run that had to open; a refusal is a finding on ``sentences``.
-
-        A property's example whose run was refused for a pinned tool its policy excludes, a
-        reading POL-7 allows (ID-9), is discarded: there is no open run to judge.
-        """
+        """The definitions of a run that had to open; a refusal is a finding on ``sentences``."""
         if isinstance(self.got, OutcomeError):
-            if currently_in_test_context() and self.refused_for_a_pin():
-                reject()
             raise fail(
                 sentences,
                 "run.open refused a run that fits every budget and cap",
@@ -102,7 +96,8 @@ def open_first_round(
     then run ``then`` on the open run.
 
     With ``must_open`` (the default), an example whose run the oracle refuses is discarded
-    before anything is served.
+    before anything is served. A run refused for a pinned tool its policy excludes, which
+    POL-7 allows (ID-9), is opened again without those pins, to the same first round.
     """
     model = plan(fleet, base_count)
     if must_open:
@@ -114,10 +109,19 @@ def open_first_round(
         return Opened(model, {}, names(base), got, {"servers": [], "baseTools": base_count})
     with fleets.serve(spec, policies) as served:
         case = served.describe() | {"baseTools": base_count}
-        params = open_params(served.servers, base)
-        if then is None:
-            return Opened(model, served.tools, names(base), run(refusal_or(sut, params)), case)
-        got, after = run(_open_then(sut, params, then, case))
+        servers = served.servers
+        for _attempt in range(2):
+            params = open_params(servers, base)
+            if then is None:
+                got, after = run(refusal_or(sut, params)), None
+            else:
+                got, after = run(_open_then(sut, params, then, case))
+            if not (
+                isinstance(got, OutcomeError) and model.error is None and model.refused_for_a_pin(got.kind, got.message)
+            ):
+                break
+            case["policies"] = model.without_excluded_pins(served.policies)
+            servers = served.with_policies(case["policies"])
         return Opened(model, served.tools, names(base), got, case, after, served.ledger().calls())
 
 

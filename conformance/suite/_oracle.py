@@ -148,6 +148,18 @@ class FirstRound:
         pins = [pin for m in self.servers.values() for pin in m.excluded_pins]
         return kind in ("config_error", "selection_error") and any(pin in message for pin in pins)
 
+    def without_excluded_pins(self, policies: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+        """``policies`` without the pinned tools they exclude. Such a pin is never required
+        nor active (POL-7), so this is the same first round, the one a host that refuses
+        such pins (ID-9) opens: a check meant for an open run reopens it so."""
+        kept: dict[str, dict[str, Any]] = {}
+        for sid, policy in policies.items():
+            excluded = set(self.servers[sid].excluded_pins) if sid in self.servers else set()
+            kept[sid] = dict(policy)
+            if excluded and "pinnedTools" in policy:
+                kept[sid]["pinnedTools"] = [name for name in policy["pinnedTools"] if name not in excluded]
+        return kept
+
 
 def first_round(
     tools: Tools, policies: Mapping[str, Mapping[str, Any]], base: int, *, cap_counts_required: bool = True
