@@ -47,6 +47,7 @@ UNTESTED: Final[Mapping[str, str]] = {
     "only that passes every core check of selection, budgets and discovery",
     "ISO-3.1": "a permission (MAY): the selection trace is not part of the wire contract",
     "DSC-7.5": _PERMISSION + "; ERR-9.1 judges the message of a refusal, when there is one",
+    "CAT-2.4": _PERMISSION + "; CAT-2.1 checks that a bound, where there is one, lies past 1,000 pages",
 }
 
 #: Testable sentences the suite does not check yet. A certificate counts their clauses as

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -11,6 +12,8 @@ from ._config import ServerConfig, ToolPolicy
 from ._errors import ConfigurationError
 
 __all__ = ["Eligibility", "exclusion_reason", "resolve_policies"]
+
+_log = logging.getLogger("reference_impl")
 
 
 def exclusion_reason(entry: CatalogEntry, policy: ToolPolicy) -> str | None:
@@ -48,6 +51,7 @@ def resolve_policies(servers: Sequence[ServerConfig], catalog: Catalog) -> Eligi
 
     Pinned and allowlisted names the server does not offer are a configuration error: an
     administrator's declaration is never silently ignored, and never stands for another tool.
+    A pinned tool the policy excludes is left out with a warning, for the same reason (ID-9).
     """
     excluded: dict[int, str] = {}
     required: dict[str, tuple[int, ...]] = {}
@@ -69,6 +73,14 @@ def resolve_policies(servers: Sequence[ServerConfig], catalog: Catalog) -> Eligi
             reason = exclusion_reason(entry, policy)
             if reason is not None:
                 excluded[entry.index] = reason
+                if entry.name in policy.pinned_tools:
+                    _log.warning(
+                        "server %r: pinned tool %r is left out of the run: %s; remove it from pinnedTools "
+                        "or change the policy that excludes it",
+                        server.id,
+                        entry.name,
+                        reason,
+                    )
             elif policy.mode != "auto" or entry.name in policy.pinned_tools:
                 needed.append(entry.index)
         required[server.id] = tuple(needed)

@@ -57,12 +57,16 @@ class Opened:
             )
         return self.got
 
+    def refused_for_a_pin(self) -> bool:
+        """Whether the run was refused for a pinned tool its policy excludes (POL-7, ID-9)."""
+        return isinstance(self.got, OutcomeError) and self.model.refused_for_a_pin(self.got.kind, self.got.message)
+
     def refusal(self) -> Nonconformance | None:
         """For a run the oracle refuses: the finding when the SUT opened it or refused otherwise."""
         model = self.model
         assert model.error is not None
         if isinstance(self.got, OutcomeError):
-            if self.got.kind == model.error:
+            if self.got.kind == model.error or self.refused_for_a_pin():
                 return None
             return fail(
                 (model.error_sentence,),
@@ -92,6 +96,9 @@ def open_first_round(
     """Open a run over ``fleet`` with ``base_count`` base tools and read its first definitions,
     then run ``then`` on the open run.
 
+    A run refused for a pinned tool its policy excludes, which POL-7 allows (ID-9), is
+    opened again without those pins, to the same first round.
+
     Raises:
         ConformanceError: ``must_open`` (the default) and the oracle refuses the run: the
             check drew it without :func:`~conformance.suite._strategies.opening`.
@@ -106,10 +113,19 @@ def open_first_round(
         return Opened(model, {}, names(base), got, {"servers": [], "baseTools": base_count})
     with fleets.serve(spec, policies) as served:
         case = served.describe() | {"baseTools": base_count}
-        params = open_params(served.servers, base)
-        if then is None:
-            return Opened(model, served.tools, names(base), run(refusal_or(sut, params)), case)
-        got, after = run(_open_then(sut, params, then, case))
+        servers = served.servers
+        for _attempt in range(2):
+            params = open_params(servers, base)
+            if then is None:
+                got, after = run(refusal_or(sut, params)), None
+            else:
+                got, after = run(_open_then(sut, params, then, case))
+            if not (
+                isinstance(got, OutcomeError) and model.error is None and model.refused_for_a_pin(got.kind, got.message)
+            ):
+                break
+            case["policies"] = model.without_excluded_pins(served.policies)
+            servers = served.with_policies(case["policies"])
         return Opened(model, served.tools, names(base), got, case, after, served.ledger().calls())
 
 

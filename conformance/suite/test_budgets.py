@@ -198,7 +198,13 @@ async def _fill_request(r: Run, trace: Trace) -> _Requests:
     over = await _outcome(r.request(base_tools(room + 1, "extra")))
     after = await _outcome(r.definitions())
     again = await _outcome(r.request(base_tools(room, "extra")))
+    if _closed(after) and _closed(again):
+        r.closed_by_sut()  # the other reading of BUD-3.4 (ID-16): the refusal closed the run
     return _Requests(own, exact, over, after, again)
+
+
+def _closed(answer: list[dict[str, Any]] | OutcomeError) -> bool:
+    return isinstance(answer, OutcomeError) and answer.kind == "unknown_run"
 
 
 def _shown(answer: list[dict[str, Any]] | OutcomeError) -> object:
@@ -243,11 +249,12 @@ def test_every_request_is_checked_against_128(
             case=trace.case,
         )
     last = trace.steps[-1].definitions
-    if got.after != last or isinstance(got.again, OutcomeError) or len(got.again) != REQUEST:
+    unchanged = got.after == last and not isinstance(got.again, OutcomeError) and len(got.again) == REQUEST
+    if not unchanged and not (_closed(got.after) and _closed(got.again)):
         raise fail(
             ("BUD-3.4",),
-            "the run was not left open and unchanged after a refused request",
-            expected={"definitions": len(last), "request of 128": REQUEST},
+            "the run was neither left open and unchanged nor closed after a refused request",
+            expected={"definitions": len(last), "request of 128": REQUEST, "or": "unknown_run for both (ID-16)"},
             observed={"definitions": _shown(got.after), "request of 128": _shown(got.again)},
             case=trace.case,
         )

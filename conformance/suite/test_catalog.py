@@ -246,6 +246,34 @@ def test_listing_reads_every_page_that_has_a_cursor_and_stops_at_the_end(sut: Su
         )
 
 
+#: The fewest pages an implementation that bounds its listings must follow (CAT-2.4, ID-8).
+LEAST_PAGE_BOUND = 1000
+
+
+@clause("CAT-2.1")
+def test_a_listing_of_1000_pages_is_read_to_its_end(sut: Sut, tmp_path: Path) -> None:
+    """999 empty pages with a cursor, then the one tool: a bound on pages, where there is
+    one, lies past them."""
+    tool = {"name": "last_page", "description": "Listed on page 1,000.", "inputSchema": {"type": "object"}}
+    pages: list[dict[str, Any]] = [{"tools": [], "next": "cursor"} for _ in range(LEAST_PAGE_BOUND - 1)]
+    pages.append({"tools": [tool], "next": "absent"})
+    log = tmp_path / "cursors.jsonl"
+    log.touch()
+    policy = {"mode": "all"}
+    transport = {"type": "stdio", "command": sys.executable, "args": [str(PAGED_SERVER), json.dumps(pages), str(log)]}
+    got = run(refusal_or(sut, open_params([{"id": "paged", "transport": transport, "policy": policy}])))
+    read = len(log.read_text(encoding="utf-8").splitlines())
+    case = {"pages": f"{LEAST_PAGE_BOUND - 1} empty pages with a cursor, then one with the tool", "policies": policy}
+    if isinstance(got, OutcomeError) or "paged__last_page" not in names(got):
+        raise fail(
+            ("CAT-2.1",),
+            f"a listing of {LEAST_PAGE_BOUND} pages was not read to its end",
+            expected=f"an open run with paged__last_page active, after {LEAST_PAGE_BOUND} tools/list requests",
+            observed={"run": str(got) if isinstance(got, OutcomeError) else names(got), "pages requested": read},
+            case=case,
+        )
+
+
 @clause("CAT-3.2")
 def test_two_servers_may_offer_the_same_tool_name(sut: Sut, fleets: Fleets) -> None:
     same = ToolSpec(name="search", description="Searches.", input_schema={"type": "object"})

@@ -177,7 +177,19 @@ def test_discovery_activates_only_candidates_within_its_limits(
     policies = fleet[1]
     for step in trace.steps:
         if step.result["isError"]:
-            raise fail(("DSC-5.7",), "a valid discovery call failed", observed=step.result, case=trace.case)
+            if step.limit is None or step.limit <= MAX_LIMIT:
+                raise fail(("DSC-5.7",), "a valid discovery call failed", observed=step.result, case=trace.case)
+            # A limit above 12 may be refused (ID-11), and a refusal activates nothing.
+            new = sorted(set(trace.mcp(step.definitions)) - set(step.before))
+            if new:
+                raise fail(
+                    ("DSC-5.3",),
+                    f"a call refused for its limit {step.limit} activated tools",
+                    expected=[],
+                    observed=new,
+                    case=trace.case,
+                )
+            continue
         room = model.dynamic_capacity - len(step.before)
         bound = discovery_bound(step.limit, room)
         if len(step.activated) > bound:
@@ -243,7 +255,8 @@ def test_discovery_activates_only_candidates_within_its_limits(
 @clause("DSC-5.1", "DSC-5.2", "DSC-5.3")
 def test_each_call_activates_at_most_its_limit(sut: Sut, fleets: Fleets) -> None:
     """A fresh run per limit: 28 candidates on one server, all of which name it. A limit
-    that "counts as" another activates exactly what that other one does."""
+    that "counts as" another activates exactly what that other one does; a null limit and
+    one above 12 may be refused instead (ID-12, ID-11), activating nothing."""
     spec, policies = WIDE
     got: dict[object, list[str]] = {}
     with fleets.serve(spec, policies) as served:
@@ -252,8 +265,18 @@ def test_each_call_activates_at_most_its_limit(sut: Sut, fleets: Fleets) -> None
             arguments: dict[str, Any] = {"query": "s0", "server_ids": ["s0"]}
             if limit is not ABSENT:
                 arguments["limit"] = limit
-            [(_, result, _, _)] = run(discover_in_turn(sut, served.servers, 0, [arguments]))
+            [(_, result, before, after)] = run(discover_in_turn(sut, served.servers, 0, [arguments]))
             bound = DEFAULT_LIMIT if limit is None or limit is ABSENT else min(cast(int, limit), MAX_LIMIT)
+            if result["isError"] and (limit is None or (isinstance(limit, int) and limit > MAX_LIMIT)):
+                if after != before:
+                    raise fail(
+                        (sentence,),
+                        f"a call refused for its limit {_shown(limit)} activated tools",
+                        expected="no change to the definitions",
+                        observed=sorted(set(names(after)) - set(names(before))),
+                        case=case | {"arguments": arguments},
+                    )
+                continue
             if result["isError"] or len(activated(result)) > bound:
                 raise fail(
                     (sentence,),
@@ -265,7 +288,7 @@ def test_each_call_activates_at_most_its_limit(sut: Sut, fleets: Fleets) -> None
             got[limit] = sorted(activated(result))
     for limit, sentence in LIMITS:
         same_as = DEFAULT_LIMIT if sentence == "DSC-5.2" else MAX_LIMIT if sentence == "DSC-5.3" else limit
-        if got[limit] != got[same_as]:
+        if limit in got and got[limit] != got[same_as]:
             raise fail(
                 (sentence,),
                 f"a limit of {_shown(limit)} did not activate what a limit of {same_as} does",
@@ -414,7 +437,7 @@ def test_discovery_never_calls_a_server_tool_nor_names_one_it_did_not_activate(
             )
 
 
-@clause("DSC-7.1", "DSC-7.2", "DSC-7.3", "DSC-7.4")
+@clause("DSC-7.1", "DSC-7.2", "DSC-7.3")
 @pytest.mark.parametrize("sentence", sorted(INVALID_DISCOVERY))
 def test_invalid_arguments_are_an_error_result_that_activates_nothing(sut: Sut, fleets: Fleets, sentence: str) -> None:
     spec, policies = servers((40, {}), (5, {"mode": "all"}))
@@ -432,6 +455,43 @@ def test_invalid_arguments_are_an_error_result_that_activates_nothing(sut: Sut, 
                     "result": result,
                     "new": sorted(set(names(after)) - set(names(before))),
                 },
+                case=case,
+            )
+
+
+# Entries that name no server of the run, and the servers of the run they come with: a
+# query that names the two auto servers (s0, s2; s1 is not in auto mode) would find tools
+# on both if such an entry widened the scope.
+UNKNOWN_SCOPES: list[tuple[list[str], set[str]]] = [
+    (["nope"], set()),
+    (["S0"], set()),
+    ([""], set()),
+    (["s0__"], set()),
+    (["s0", "nope"], {"s0"}),
+    (["s1", "nope"], {"s1"}),
+]
+
+
+@clause("DSC-7.4")
+def test_a_server_ids_entry_naming_no_server_never_widens_the_scope(sut: Sut, fleets: Fleets) -> None:
+    """An error result that activates nothing, or a success that activates tools of the
+    named servers of the run only (ID-13)."""
+    spec, policies = servers((40, {}), (5, {"mode": "all"}), (10, {}))
+    calls = [{"query": "s0 s2", "server_ids": scope} for scope, _ in UNKNOWN_SCOPES]
+    with fleets.serve(spec, policies) as served:
+        done = run(discover_in_turn(sut, served.servers, 0, calls))
+        case = served.describe()
+    for (_, named), (arguments, result, before, after) in zip(UNKNOWN_SCOPES, done, strict=True):
+        new = sorted(set(names(after)) - set(names(before)))
+        outside = [q for q in new if q.split("__", 1)[0] not in named]
+        if (result["isError"] and new) or outside:
+            raise fail(
+                ("DSC-7.4",),
+                "a server_ids entry that names no server of the run widened the scope"
+                if outside
+                else "a call refused for a server_ids entry that names no server activated tools",
+                expected=f"an error result activating nothing, or tools of {sorted(named) or 'no server'} only",
+                observed={"arguments": arguments, "result": result, "new": new},
                 case=case,
             )
 
@@ -466,25 +526,30 @@ def test_an_empty_scope_is_no_scope_and_a_non_auto_server_finds_nothing(sut: Sut
 
 
 @clause("DSC-8.1", "DSC-10.3")
-def test_an_empty_scope_searches_every_server(sut: Sut, fleets: Fleets) -> None:
+@pytest.mark.parametrize("scope", [ABSENT, None, []], ids=["left-out", "null", "empty"])
+def test_no_scope_searches_every_server(sut: Sut, fleets: Fleets, scope: object) -> None:
     """Lexical: the one tool the query names is on the second server. Its name is the one
     word of the query, and neither server id occurs in the query, so that no other sentence
-    of the lexical formula (words, server ids) decides what is relevant."""
+    of the lexical formula (words, server ids) decides what is relevant. An empty list may
+    also be a scope of no server (ID-14): then the call finds nothing."""
     spec = FleetSpec(
         servers=(
             ServerSpec(id="x", tool_count=0, tools=(tool("alpha"), tool("beta"))),
             ServerSpec(id="y", tool_count=0, tools=(tool("gamma"), tool("zebra"))),
         )
     )
+    arguments: dict[str, Any] = {"query": "zebra"}
+    if scope is not ABSENT:
+        arguments["server_ids"] = scope
     with fleets.serve(spec) as served:
-        done = run(discover_in_turn(sut, served.servers, 95, [{"query": "zebra", "server_ids": []}]))
+        [(_, result, _, _)] = run(discover_in_turn(sut, served.servers, 95, [arguments]))
         case = served.describe() | {"baseTools": 95}
-    [(arguments, result, _, _)] = done
-    if activated(result) != ["y__zebra"]:
+    allowed = [["y__zebra"], []] if scope == [] else [["y__zebra"]]
+    if result["isError"] or activated(result) not in allowed:
         raise fail(
             ("DSC-8.1",),
-            "an empty server_ids did not search every server",
-            expected=["y__zebra"],
+            f"a server_ids {_shown(scope)} did not search every server",
+            expected=allowed[0],
             observed=result,
             case=case | {"arguments": arguments},
         )

@@ -218,6 +218,8 @@ def test_invalid_params_are_refused_with_invalid_params_and_have_no_effect(sut: 
             ("run.call", {"runId": run_id, "arguments": {}}),
             ("run.call", {"runId": run_id, "name": 7, "arguments": {}}),
             ("run.call", {"runId": run_id, "name": DISCOVERY, "arguments": "find issues"}),
+            # null is not a left-out object (P25).
+            ("run.call", {"runId": run_id, "name": DISCOVERY, "arguments": None}),
             ("run.request", {"runId": run_id, "extraTools": "none"}),
             ("run.close", {"runId": [run_id]}),
         ]
@@ -240,6 +242,15 @@ def test_invalid_params_are_refused_with_invalid_params_and_have_no_effect(sut: 
         channel.result("close", "run.close", {"runId": run_id})
 
 
+# How to comply (P11), said in every PRO-5 finding: many JSON-RPC libraries run a
+# notification's handler, as JSON-RPC 2.0 servers do for the notifications they offer.
+_NOT_A_REQUEST = (
+    " (P11: the protocol has no notifications; answer and execute only messages with an 'id'. "
+    "With a library that runs notification handlers, such as json-rpc-2.0's JSONRPCServer.receive "
+    "or Python's jsonrpcserver.dispatch, drop every message without an 'id' before dispatching it.)"
+)
+
+
 @clause("PRO-5.1", "PRO-5.2")
 def test_a_notification_gets_no_reply_and_has_no_effect(sut: Sut, fleets: Fleets) -> None:
     with fleets.serve(FLEET) as served, _channel(sut, "PRO-5") as channel:
@@ -252,12 +263,14 @@ def test_a_notification_gets_no_reply_and_has_no_effect(sut: Sut, fleets: Fleets
         channel.send(*notifications, _request("after", "initialize", INITIALIZE))
         reply = channel.read("initialize (id 'after'), written after four notifications")
         if not isinstance(reply, dict) or reply.get("id") != "after":
-            raise channel.fail("a notification was answered", expected="the reply to id 'after'", observed=reply)
+            raise channel.fail(
+                "a notification was answered" + _NOT_A_REQUEST, expected="the reply to id 'after'", observed=reply
+            )
         if "result" not in reply:
             raise channel.fail("initialize after the notifications failed", observed=reply)
         if _listings(served) != 0:
             raise channel.fail(
-                "a run.open sent as a notification reached the server",
+                "a run.open sent as a notification reached the server" + _NOT_A_REQUEST,
                 expected="no listing",
                 observed=served.ledger().summary(),
             )
@@ -269,12 +282,15 @@ def test_a_notification_gets_no_reply_and_has_no_effect(sut: Sut, fleets: Fleets
         reply = channel.reply("still open", "run.definitions", {"runId": run_id})
         if "result" not in reply:
             raise channel.fail(
-                "a run.close sent as a notification closed the run", expected="the run's definitions", observed=reply
+                "a run.close sent as a notification closed the run" + _NOT_A_REQUEST,
+                expected="the run's definitions",
+                observed=reply,
             )
         channel.result("close", "run.close", {"runId": run_id})
         if _listings(served) != 1:
             raise channel.fail(
-                "the server was listed more than once for one run.open request: the notification ran too",
+                "the server was listed more than once for one run.open request: the notification ran too"
+                + _NOT_A_REQUEST,
                 expected="exactly one listing",
                 observed=served.ledger().summary(),
             )

@@ -35,7 +35,7 @@ from .._errors import ToolsetError
 from .._registry import RANKERS, make_ranker
 from .._stdio import GROUPS
 from .._toolset import DEFAULT_LIST_TIMEOUT
-from ._session import DEFAULT_CALL_TIMEOUT, DriverError, ReferenceDriver
+from ._session import DEFAULT_CALL_TIMEOUT, DriverError, ReferenceDriver, check_params
 from ._watchdog import Watchdog
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32601, -32602, -32603
@@ -133,8 +133,10 @@ class Server:
         return {"tools": await self.driver.definitions(params.get("runId"))}
 
     async def _call(self, params: Mapping[str, Any]) -> Any:
-        arguments = params.get("arguments", {})
-        return await self.driver.call(params.get("runId"), params.get("name"), arguments)
+        if "arguments" in params and params["arguments"] is None:
+            # On the wire a null is not a left-out field (P25): the schema refuses it like any non-object.
+            check_params("run.call", params)
+        return await self.driver.call(params.get("runId"), params.get("name"), params.get("arguments", {}))
 
     async def _request(self, params: Mapping[str, Any]) -> Any:
         return {"tools": await self.driver.request(params.get("runId"), params.get("extraTools", []))}

@@ -406,6 +406,8 @@ def test_the_child_driver_runs_a_whole_session_over_stdio_servers(child: _Child,
     assert called == {"content": [{"type": "text", "text": "raw hidden_11 ok"}], "isError": False}
     no_arguments = child.send("run.call", {"runId": run_id, "name": "s__search"}, 14)["result"]
     assert no_arguments["isError"] is False
+    null_arguments = child.send("run.call", {"runId": run_id, "name": "s__search", "arguments": None}, 16)["error"]
+    assert (null_arguments["code"], null_arguments["data"]["path"]) == (-32602, "$.arguments")
     request = child.send("run.request", {"runId": run_id}, 15)["result"]["tools"]
     assert len(request) == 14
     too_large = child.send("run.request", {"runId": run_id, "extraTools": _definitions("x", 115)})

@@ -10,7 +10,7 @@ import { Deadline, ServerConnection, describe, errorResult, type ToolResult } fr
 import { DISCOVERY_NAME, DISCOVERY_TOOL, discover, parseDiscoveryArguments } from "./discovery.js";
 import { configError, connectionError, selectionError } from "./errors.js";
 import { execute } from "./gate.js";
-import { checkNamesOffered, isEligible } from "./policy.js";
+import { checkNamesOffered, checkPinsEligible, isEligible } from "./policy.js";
 import { LexicalRanker, type Ranker } from "./ranking.js";
 import { countBy, selectFirstRound } from "./selection.js";
 
@@ -72,7 +72,11 @@ export class Toolset {
       const catalog = servers.flatMap((server) => catalogServer(server, connections.get(server.id)?.tools ?? [], log));
       checkCollisions(catalog);
       checkBaseToolCollisions(baseNames, catalog);
-      for (const server of servers) checkNamesOffered(server, catalog.filter((tool) => tool.server === server));
+      for (const server of servers) {
+        const tools = catalog.filter((tool) => tool.server === server);
+        checkNamesOffered(server, tools);
+        checkPinsEligible(server, tools);
+      }
       const ranker = new LexicalRanker(config.systemPrompt);
       const firstRound = selectFirstRound({ servers, catalog, capacity: capacity.firstRound, ranker, userMessage: config.userMessage });
       const open = new Map([...connections].map(([id, { connection }]) => [id, connection]));
