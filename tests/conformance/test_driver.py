@@ -153,7 +153,10 @@ async def test_after_misbehaviour_the_next_call_runs_on_a_fresh_driver(driver: D
 
 @pytest.mark.e2e
 async def test_a_child_the_driver_spawned_is_killed_with_it(fake_driver_argv: Argv) -> None:
-    driver = DriverSut(fake_driver_argv(), timeout=2.0, grace=0.5)
+    driver = DriverSut(fake_driver_argv(), timeout=30.0, grace=0.5)
+    await driver.initialize()
+    # Started under a time-out a loaded machine cannot miss; the hang is then waited out briefly.
+    driver.timeout = 2.0
 
     with pytest.raises(SutMisbehaved) as misbehaved:
         await driver.open_run(open_params("spawn-and-hang"))
@@ -195,7 +198,7 @@ async def test_a_closed_driver_refuses_further_calls(driver: DriverSut) -> None:
 @pytest.mark.parametrize(
     ("mode", "message", "stderr"),
     [
-        ("silent", "did not answer initialize within 2 s", "thinking about initialize"),
+        ("silent", "did not answer initialize within 3 s", "thinking about initialize"),
         ("exit-at-start", "exited with code 7 without answering", "fatal: no configuration found"),
         (
             "bad-initialize",
@@ -208,9 +211,10 @@ async def test_a_closed_driver_refuses_further_calls(driver: DriverSut) -> None:
 def test_a_driver_that_does_not_complete_initialize_is_a_start_error(
     fake_driver_argv: Argv, mode: str, message: str, stderr: str
 ) -> None:
-    # The time-out covers the interpreter's start too: short enough to wait out, long enough
-    # for a busy machine to start the driver and let it write its stderr line.
-    driver = DriverSut(fake_driver_argv(mode), timeout=2.0, grace=0.2)
+    # The time-out covers the interpreter's start too. Only the silent driver waits it out, so
+    # the others get one no loaded machine reaches; the silent one, one long enough for a busy
+    # machine to start it and let it write its stderr line.
+    driver = DriverSut(fake_driver_argv(mode), timeout=3.0 if mode == "silent" else 60.0, grace=0.2)
 
     with pytest.raises(SutStartError) as failed:
         driver.start()
