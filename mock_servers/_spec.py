@@ -27,11 +27,14 @@ from mock_servers._vocabulary import DOMAINS
 __all__ = [
     "BAD_NAME_KINDS",
     "AnnotationMix",
+    "CatalogChange",
     "Faults",
     "FleetSpec",
+    "Rename",
     "SchemaShapes",
     "ServerSpec",
     "ToolSpec",
+    "ToolUpdate",
     "load_spec",
     "preset",
     "preset_names",
@@ -174,6 +177,64 @@ class ToolSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolUpdate:
+    """New fields for a tool the server lists; a field left ``None`` keeps its value.
+
+    ``annotations`` replaces the whole annotations object (``{}`` leaves an empty one).
+    """
+
+    name: str
+    description: str | None = None
+    input_schema: Mapping[str, Any] | None = None
+    annotations: Mapping[str, Any] | None = None
+    title: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Rename:
+    """A tool listed from now on under another name, its definition otherwise unchanged."""
+
+    old: str
+    new: str
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogChange:
+    """One change of a live catalog, and the ``notifications/tools/list_changed`` it sends.
+
+    A scheduled change (``ServerSpec.changes``) has exactly one trigger: ``after_calls``
+    (as the server answers its Nth ``tools/call`` in all, before that result is sent) or
+    ``after_seconds`` (from the moment the server began serving). Changes fire in the order
+    listed, each once its trigger is met and every earlier one has fired. A change made on
+    demand (a test's request) has no trigger. Edits apply in the order remove, rename,
+    update, add; ``notify`` notifications follow (0: a silent change); ``list_error``
+    makes every later ``tools/list`` answer a JSON-RPC error (``False`` heals it, ``None``
+    leaves it as it is).
+    """
+
+    after_calls: int | None = None
+    after_seconds: float | None = None
+    remove: tuple[str, ...] = ()
+    rename: tuple[Rename, ...] = ()
+    update: tuple[ToolUpdate, ...] = ()
+    add: tuple[ToolSpec, ...] = ()
+    notify: int = 1
+    list_error: bool | None = None
+
+    def __post_init__(self) -> None:
+        _check_limit("notify", self.notify, LIMITS.notifications_per_change)
+        if self.after_calls is not None and self.after_seconds is not None:
+            raise FleetArgumentError("a change has one trigger: after_calls or after_seconds, not both")
+
+    @property
+    def trigger(self) -> str:
+        """``after_calls``, ``after_seconds`` or ``request`` (a change made on demand)."""
+        if self.after_calls is not None:
+            return "after_calls"
+        return "after_seconds" if self.after_seconds is not None else "request"
+
+
+@dataclass(frozen=True, slots=True)
 class ServerSpec:
     """One mock MCP server of a fleet."""
 
@@ -187,20 +248,30 @@ class ServerSpec:
     faults: Faults = Faults()
     tools: tuple[ToolSpec, ...] = ()
     raw: bool = False
+    # A live catalog: the server declares ``tools.listChanged`` and may change its tools.
+    list_changed: bool = False
+    changes: tuple[CatalogChange, ...] = ()
 
     def __post_init__(self) -> None:
         _check_limit("tool_count", self.tool_count, LIMITS.tools_per_server)
+        _check_limit("the number of changes", len(self.changes), LIMITS.changes_per_server)
+        if self.raw and (self.list_changed or self.changes):
+            raise FleetArgumentError(f"server {self.id!r}: a raw server cannot serve a live catalog")
 
     @property
     def tools_total(self) -> int:
-        """How many tools the server lists: explicit, generated and duplicated ones."""
-        return len(self.tools) + self.tool_count + self.faults.duplicate_names
+        """How many tools the server may list: explicit, generated, duplicated and added by changes."""
+        added = sum(len(c.add) for c in self.changes)
+        return len(self.tools) + self.tool_count + self.faults.duplicate_names + added
 
     @property
     def description_chars(self) -> int:
-        """An upper bound on the characters of its huge and explicit descriptions."""
+        """An upper bound on the characters of its huge, explicit and changed descriptions."""
         huge = self.faults.huge_descriptions * self.faults.huge_description_chars
-        return huge + sum(len(t.description) for t in self.tools)
+        changed = sum(len(t.description) for c in self.changes for t in c.add) + sum(
+            len(u.description or "") for c in self.changes for u in c.update
+        )
+        return huge + sum(len(t.description) for t in self.tools) + changed
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,7 +362,20 @@ class _Budget:
         return not self.passed
 
 
-_SERVER_KEYS = ("id", "domain", "tool_count", "annotations", "schema", "page_size", "seed", "faults", "tools", "raw")
+_SERVER_KEYS = (
+    "id",
+    "domain",
+    "tool_count",
+    "annotations",
+    "schema",
+    "page_size",
+    "seed",
+    "faults",
+    "tools",
+    "raw",
+    "list_changed",
+    "changes",
+)
 
 
 def _server_from_dict(r: FieldReader, raw: Any, path: str, fleet_seed: int, budget: _Budget) -> ServerSpec:
@@ -318,9 +402,19 @@ def _server_from_dict(r: FieldReader, raw: Any, path: str, fleet_seed: int, budg
         raw_tools = []
     huge = faults.huge_descriptions * faults.huge_description_chars
     tools: tuple[ToolSpec, ...] = ()
+    changes: tuple[CatalogChange, ...] = ()
     if budget.take(r, path, tool_count + faults.duplicate_names + len(raw_tools), huge):
         tools = tuple(_tool_from_dict(r, t, f"{path}.tools[{i}]", raw_mode) for i, t in enumerate(raw_tools))
         budget.take(r, path, 0, sum(len(t.description) for t in tools))
+        if "changes" in d:
+            from mock_servers._spec_changes import changes_from  # the change reader builds on this module
+
+            changes = changes_from(r, d["changes"], f"{path}.changes", raw_mode)
+            added = [t for c in changes for t in c.add]
+            budget.take(r, path, len(added), sum(len(t.description) for t in added))
+    list_changed = r.boolean(d, "list_changed", path, bool(changes))
+    if raw_mode and (list_changed or changes):
+        r.fail(f"{path}.raw", "false: a live catalog (list_changed, changes) needs an SDK server", True)
     server = ServerSpec(
         id=server_id,
         domain=domain,
@@ -331,11 +425,24 @@ def _server_from_dict(r: FieldReader, raw: Any, path: str, fleet_seed: int, budg
         seed=seed,
         faults=faults,
         tools=tools,
-        raw=raw_mode,
+        raw=raw_mode and not (list_changed or changes),
+        list_changed=list_changed,
+        changes=changes,
     )
     if r.total == before:
         _check_fault_targets(r, server, path)
+    if r.total == before and changes:
+        _check_change_targets(r, server, path)
     return server
+
+
+def _check_change_targets(r: FieldReader, server: ServerSpec, path: str) -> None:
+    """Edits of a schedule must name tools the server lists when they fire, or they would fail then."""
+    from mock_servers._generate import generate_tools  # generation builds on this module
+    from mock_servers._spec_changes import check_change_targets
+
+    names = [t["name"] for t in generate_tools(server) if isinstance(t.get("name"), str)]
+    check_change_targets(r, names, server.changes, f"{path}.changes")
 
 
 def _server_id(r: FieldReader, d: Mapping[str, Any], path: str) -> str:
@@ -568,6 +675,12 @@ def server_to_dict(server: ServerSpec) -> dict[str, Any]:
         out["tools"] = [_tool_to_dict(t) for t in server.tools]
     if server.raw:
         out["raw"] = True
+    if server.list_changed != bool(server.changes):
+        out["list_changed"] = server.list_changed
+    if server.changes:
+        from mock_servers._spec_changes import change_to_dict  # the change reader builds on this module
+
+        out["changes"] = [change_to_dict(c) for c in server.changes]
     return out
 
 
