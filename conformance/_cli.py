@@ -85,7 +85,9 @@ def _target_options(parser: argparse.ArgumentParser) -> None:
     target.add_argument("--sut", metavar="SPEC", help="MODULE:FACTORY of a Python adapter, or 'reference'")
     target.add_argument("--sut-cmd", metavar="COMMAND", help="the command that starts your driver, or 'reference'")
     parser.add_argument(
-        "--profile", choices=("core", "lexical", "all"), help="profiles to test (default: those the SUT claims)"
+        "--profile",
+        choices=("core", "lexical", "eviction", "refresh", "all"),
+        help="profiles to test (default: those the SUT claims)",
     )
     parser.add_argument(
         "--seed", type=_seed, default=0, help="seed of the property tests: the same seed, the same examples (default 0)"

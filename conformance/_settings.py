@@ -16,7 +16,7 @@ import pytest
 
 __all__ = ["MODES", "PROFILE_CHOICES", "Option", "OPTIONS", "Settings", "read_settings"]
 
-PROFILE_CHOICES: Final = ("core", "lexical", "all")
+PROFILE_CHOICES: Final = ("core", "lexical", "eviction", "refresh", "all")
 THOROUGHNESS_CHOICES: Final = ("quick", "default", "deep")
 MODES: Final = ("certify", "regression")
 DEFAULT_TIMEOUT: Final = 30.0
@@ -56,7 +56,7 @@ OPTIONS: Final = (
         "--profile",
         "conformance_profile",
         "PROFILE",
-        "profiles whose tests run: core, lexical or all (default: the profiles the SUT claims in "
+        "profiles whose tests run: core, lexical, eviction, refresh or all (default: the profiles the SUT claims in "
         "initialize); tests of other profiles are skipped as not applicable",
         choices=PROFILE_CHOICES,
     ),

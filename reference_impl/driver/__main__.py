@@ -22,6 +22,7 @@ from typing import IO, Any
 
 from .._analysis import RankerUnavailableError
 from .._errors import ToolsetError
+from .._eviction import EVICTION_POLICIES
 from .._rankers import RANKERS, make_ranker
 from .._toolset import DEFAULT_LIST_TIMEOUT
 from ._session import DEFAULT_CALL_TIMEOUT, DriverError, ReferenceDriver
@@ -100,7 +101,9 @@ class Server:
         return {"runId": await self.driver.open_run(params)}
 
     async def _definitions(self, params: Mapping[str, Any]) -> Any:
-        return {"tools": await self.driver.definitions(params.get("runId"))}
+        tools = await self.driver.definitions(params.get("runId"))
+        notices = await self.driver.notices(params.get("runId"))
+        return {"tools": tools, "notices": notices} if notices else {"tools": tools}
 
     async def _call(self, params: Mapping[str, Any]) -> Any:
         arguments = params.get("arguments", {})
@@ -251,12 +254,31 @@ def main(argv: list[str] | None = None) -> None:
         default="lexical",
         help="the ranker of every run; only 'lexical' claims the lexical profile (default: lexical)",
     )
+    parser.add_argument(
+        "--eviction",
+        choices=EVICTION_POLICIES,
+        help="claim the eviction profile: runs opened with eviction roll their active set, least recently used "
+        "first (default: off, growth only)",
+    )
+    parser.add_argument(
+        "--refresh",
+        action="store_true",
+        help="claim the refresh profile: runs opened with refresh re-list a server on "
+        "notifications/tools/list_changed (default: off, the catalog read at open)",
+    )
     args = parser.parse_args(argv)
     try:
         ranker = make_ranker(args.ranker)
     except RankerUnavailableError as error:
         parser.exit(2, f"{parser.prog}: --ranker {args.ranker}: {error}\n")
-    asyncio.run(serve(ReferenceDriver(ranker=ranker, list_timeout=args.list_timeout, call_timeout=args.call_timeout)))
+    driver = ReferenceDriver(
+        ranker=ranker,
+        list_timeout=args.list_timeout,
+        call_timeout=args.call_timeout,
+        eviction=args.eviction,
+        refresh=args.refresh,
+    )
+    asyncio.run(serve(driver))
 
 
 if __name__ == "__main__":

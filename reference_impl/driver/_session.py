@@ -10,6 +10,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from .._config import HttpTarget, ServerConfig, StdioTarget, Target, ToolPolicy, check_server_id
+from .._eviction import EVICTION_POLICIES
 from .._loop import assemble_request
 from .._ranking import LexicalRanker, Ranker
 from .._toolset import DEFAULT_LIST_TIMEOUT, AdaptiveToolset, open_toolset
@@ -110,12 +111,24 @@ class ReferenceDriver:
         ranker: Ranker | None = None,
         list_timeout: float = DEFAULT_LIST_TIMEOUT,
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
+        eviction: str | None = None,
+        refresh: bool = False,
     ) -> None:
+        if eviction is not None and eviction not in EVICTION_POLICIES:
+            raise ValueError(f"eviction must be one of {list(EVICTION_POLICIES)} or None, got {eviction!r}")
         self.ranker = ranker or LexicalRanker()
         self.list_timeout = list_timeout
         self.call_timeout = call_timeout
+        #: The optional profiles this driver claims, and turns on in the runs that ask (P37, P38).
+        self.eviction = eviction
+        self.refresh = refresh
         self._runs: dict[str, _Run] = {}
         self._ids = itertools.count(1)
+
+    @classmethod
+    def with_eviction_and_refresh(cls) -> ReferenceDriver:
+        """The reference claiming every profile: ``--sut reference_impl.driver:ReferenceDriver.with_eviction_and_refresh``."""
+        return cls(eviction="lru", refresh=True)
 
     async def initialize(self, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
         params = _as_json(params or {})
@@ -126,6 +139,7 @@ class ReferenceDriver:
                 f"protocolVersion {requested!r:.80} is not supported; this driver speaks {PROTOCOL_VERSION!r}"
             )
         profiles = ["core", "lexical"] if self.ranker.name == "lexical" else ["core"]
+        profiles += ["eviction"] * (self.eviction is not None) + ["refresh"] * self.refresh
         return {
             "name": "reference_impl",
             "version": _package_version(),
@@ -151,6 +165,9 @@ class ReferenceDriver:
                     ranker=self.ranker,
                     list_timeout=float(params.get("listTimeoutSeconds", self.list_timeout)),
                     call_timeout=float(params.get("callTimeoutSeconds", self.call_timeout)),
+                    # A profile this driver does not claim is not turned on, whatever the run asks (P2).
+                    eviction=params.get("eviction") if self.eviction is not None else None,
+                    refresh=bool(params.get("refresh", False)) and self.refresh,
                 ) as toolset:
                     ready.set_result(toolset)
                     await stop.wait()
@@ -176,15 +193,26 @@ class ReferenceDriver:
         return run
 
     async def definitions(self, run_id: Any) -> list[dict[str, Any]]:
-        return self._run("run.definitions", {"runId": run_id}).toolset.request_definitions()
+        toolset = self._run("run.definitions", {"runId": run_id}).toolset
+        await toolset.settled()  # P39: after the re-listings begun before this request
+        return toolset.request_definitions()
+
+    async def notices(self, run_id: Any) -> list[dict[str, Any]]:
+        """What the run has to tell its operator (P40): the ``notices`` of ``run.definitions``."""
+        toolset = self._run("run.definitions", {"runId": run_id}).toolset
+        await toolset.settled()
+        return [dict(notice) for notice in toolset.notices]
 
     async def call(self, run_id: Any, name: Any, arguments: Any = None) -> dict[str, Any]:
         params = {"runId": run_id, "name": name, "arguments": _as_json({} if arguments is None else arguments)}
-        return await self._run("run.call", params).toolset.call(name, params["arguments"])
+        toolset = self._run("run.call", params).toolset
+        await toolset.settled()
+        return await toolset.call(name, params["arguments"])
 
     async def request(self, run_id: Any, extra_tools: Any = ()) -> list[dict[str, Any]]:
         params = {"runId": run_id, "extraTools": _as_json(extra_tools)}
         run = self._run("run.request", params)
+        await run.toolset.settled()
         return assemble_request(run.toolset.request_definitions(), params["extraTools"])
 
     async def close_run(self, run_id: Any) -> None:
