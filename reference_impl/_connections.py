@@ -10,6 +10,7 @@ again, coalescing a storm of notifications into as few listings as it can.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import math
@@ -174,19 +175,17 @@ class Connection:
     async def run(self) -> None:
         """Open, list, wait for stop, close: all in this one task."""
         try:
-            async with self._client_for() as client:
+            async with self._client_for() as client, anyio.create_task_group() as following:
                 self._client = client
+                if self.refresh:
+                    # Listening starts before the listing, so that no change falls between the two.
+                    await following.start(self._listen, client)
+                    following.start_soon(self._relist, client)
                 with anyio.fail_after(self.list_timeout):
                     self.tools = await self._list_all(client)
                 self.ready.set()
-                if self.refresh:
-                    async with anyio.create_task_group() as following:
-                        following.start_soon(self._listen, client)
-                        following.start_soon(self._relist, client)
-                        await self.stop.wait()
-                        following.cancel_scope.cancel()
-                else:
-                    await self.stop.wait()
+                await self.stop.wait()
+                following.cancel_scope.cancel()
         except Exception as caught:
             # The client's task groups wrap what the body raised in an exception group.
             error = _single(caught)
@@ -224,17 +223,24 @@ class Connection:
         self._heard += 1
         self._wake.set()
 
-    async def _listen(self, client: Client) -> None:
-        """On the 2026-07-28 revision, hear of changes on a ``subscriptions/listen`` stream."""
+    async def _listen(
+        self, client: Client, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        """On the 2026-07-28 revision, hear of changes on a ``subscriptions/listen`` stream;
+        started once the stream is acknowledged (or known not to come)."""
         tools = client.server_capabilities.tools
         if client.protocol_version not in MODERN_PROTOCOL_VERSIONS or tools is None or not tools.list_changed:
-            return  # before that revision the notification comes on the connection; or it never comes
+            task_status.started()  # before that revision the notification comes on the connection; or never
+            return
         try:
             async with client.listen(tools_list_changed=True) as events:
+                task_status.started()
                 async for _event in events:
                     self._heard_one()
         except Exception as error:  # a server that cannot be listened to simply never changes for us
             _log.warning("server %r: cannot follow tool list changes: %s", self.config.id, _describe(error))
+            with contextlib.suppress(RuntimeError):  # started already
+                task_status.started()
 
     async def _relist(self, client: Client) -> None:
         """List the server again after each notification; many notifications, one listing."""

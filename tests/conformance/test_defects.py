@@ -30,9 +30,10 @@ RUN_TIMEOUT = 600
 
 
 def certify(
-    sut_cmd: list[str], clauses: list[str], out: Path, tests: Sequence[str] = ()
+    sut_cmd: list[str], clauses: list[str], out: Path, tests: Sequence[str] = (), options: Sequence[str] = ()
 ) -> tuple[int, dict[str, Any], str]:
-    """Certify ``sut_cmd`` on the tests citing ``clauses`` (of ``tests``, if given); (exit code, certificate, output)."""
+    """Certify ``sut_cmd`` on the tests citing ``clauses`` (of ``tests``, if given), with more
+    ``options`` of certify; (exit code, certificate, output)."""
     argv = [
         sys.executable,
         "-m",
@@ -49,6 +50,7 @@ def certify(
     argv += ["--no-shrink", "--out", str(out)]
     for test in tests:
         argv += ["--test", test]
+    argv += options
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_CORE"))}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT, check=False)

@@ -30,6 +30,9 @@ export interface OpenParams {
   /** Absent: the host's own limit. */
   readonly listTimeoutSeconds: number | undefined;
   readonly callTimeoutSeconds: number;
+  /** The optional profiles a run asks for (P37, P38); a host that does not claim one ignores it. */
+  readonly eviction: "lru" | undefined;
+  readonly refresh: boolean;
 }
 
 export interface ToolResult {
@@ -120,6 +123,8 @@ function openParams(params: Params): OpenParams {
     systemPrompt: (params["systemPrompt"] ?? "") as string,
     listTimeoutSeconds: params["listTimeoutSeconds"] as number | undefined,
     callTimeoutSeconds: (params["callTimeoutSeconds"] ?? DEFAULT_CALL_TIMEOUT_SECONDS) as number,
+    eviction: params["eviction"] as "lru" | undefined,
+    refresh: params["refresh"] === true,
   };
 }
 
