@@ -2,7 +2,7 @@
 
 The suite runs in a child pytest that ignores the caller's setup: it is given the
 suite's own ``pytest.ini`` (``-c``), the suite's folder as root and conftest boundary, no
-auto-loaded plugins (only the four it needs, named with ``-p``), none of the caller's
+auto-loaded plugins (only the ones it needs, named with ``-p``), none of the caller's
 ``PYTEST_ADDOPTS``, and a private Hypothesis storage folder, so the same options give the
 same verdict in any directory and nothing is written outside the output folder.
 
@@ -33,7 +33,7 @@ __all__ = ["SUITE_DIR", "SUITE_INI", "Outcome", "SuiteOptions", "pytest_command"
 SUITE_DIR: Final = Path(__file__).parent / "suite"
 SUITE_INI: Final = SUITE_DIR / "pytest.ini"
 #: The only plugins the suite's pytest loads (auto-loading is off).
-PLUGINS: Final = ("conformance.plugin", "pytest_asyncio.plugin", "_hypothesis_pytestplugin")
+PLUGINS: Final = ("conformance.plugin", "_hypothesis_pytestplugin")
 XDIST_PLUGINS: Final = ("xdist.plugin", "xdist.looponfail")
 #: Environment variables of the caller that would change the suite's run.
 _DROPPED_ENV: Final = (

@@ -15,12 +15,11 @@ import contextlib
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Coroutine, Generator, Iterator
+from collections.abc import Coroutine, Generator, Iterator
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
 import pytest
-import pytest_asyncio
 
 from conformance import _properties
 from conformance._clauses import PROFILES, Profile, clause_id_of, clauses_of, profile_of, sentences_of
@@ -290,13 +289,17 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         state.close()
 
 
-@pytest_asyncio.fixture(autouse=True, loop_scope="function")
-async def _mcp_conformance_close_runs(request: pytest.FixtureRequest) -> AsyncIterator[None]:
-    """Close, in the test's own event loop, any run the test left open."""
+@pytest.fixture(autouse=True)
+def _mcp_conformance_close_runs(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Close any run the test left open.
+
+    A plain fixture, so that the suite needs no asyncio plugin: its tests run each
+    example's body with ``asyncio.run`` and a driver's runs belong to no event loop.
+    """
     yield
     front = _session(request.config).front
     if front is not None and front.open_runs:
-        await front.close_open_runs()
+        _run(front.close_open_runs())
 
 
 # --- Records (``--conformance-report``) and expected failures (regression mode).

@@ -68,11 +68,17 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("schema", help="print the JSON Schema of fleet spec files")
 
-    from mock_servers._clients import CLIENTS, DEFAULT_PORT
+    from mock_servers._clients import CLIENTS, DEFAULT_PORT, INSPECTOR
 
     config = sub.add_parser("config", help="print a client's configuration for a fleet (VS Code, Claude, …)")
     config.add_argument("spec", metavar="SPEC|PRESET", help=spec_help)
-    config.add_argument("--for", dest="client", required=True, choices=CLIENTS, help="the client")
+    config.add_argument(
+        "--for",
+        dest="client",
+        required=True,
+        choices=CLIENTS,
+        help=f"the client; inspector is the MCP Inspector 2.0 or later ({INSPECTOR}; older ones cannot read its HTTP entries)",
+    )
     config.add_argument("--transport", choices=("http", "stdio"), help="default: http, stdio for claude")
     config.add_argument(
         "--port", type=int, default=DEFAULT_PORT, help=f"the port of `serve --port` (default {DEFAULT_PORT})"
@@ -246,7 +252,7 @@ def _stdio(spec: FleetSpec, server_id: str, ledger_path: str | None) -> int:
 
 
 def _config(args: argparse.Namespace) -> int:
-    from mock_servers._clients import client_config
+    from mock_servers._clients import client_config, usage_notes
 
     spec = _load(args.spec)
     source = None if args.spec.lstrip().startswith("{") else args.spec
@@ -263,6 +269,8 @@ def _config(args: argparse.Namespace) -> int:
     if args.transport != "stdio" and args.client != "claude":
         processes = f" --processes {args.processes}" if args.processes > 1 else ""
         print(f"# start the servers with: mcp-fleet serve {args.spec} --port {args.port}{processes}", file=sys.stderr)
+    for line in usage_notes(args.client, spec, file=f"{args.client}.json"):
+        print(f"# {line}", file=sys.stderr)
     return 0
 
 

@@ -18,7 +18,7 @@ from conformance import DriverSut, Nonconformance, Sut, clause
 from conformance._channel import ChannelError, RawChannel
 from conformance._protocol import PROTOCOL_VERSION, reply_problem
 from conformance.suite._fleets import Fleet, Fleets
-from conformance.suite._wire import DISCOVERY, base_tools, catalog, fail, names, open_params, portable
+from conformance.suite._wire import DISCOVERY, base_tools, catalog, fail, names, open_params, portable, run
 from mock_servers import FleetSpec, ServerSpec, example_arguments
 
 INITIALIZE: dict[str, Any] = {"protocolVersion": PROTOCOL_VERSION}
@@ -368,9 +368,8 @@ def test_after_shutdown_the_driver_and_the_servers_it_started_have_ended(sut: Su
 
 
 @clause("RNK-9.1")
-@pytest.mark.asyncio
-async def test_initialize_claims_the_core_profile(sut: Sut) -> None:
-    implementation = await sut.initialize()
+def test_initialize_claims_the_core_profile(sut: Sut) -> None:
+    implementation = run(sut.initialize())
 
     assert "core" in implementation.profiles, (
         f"{implementation.name} {implementation.version} claims {list(implementation.profiles)}; "

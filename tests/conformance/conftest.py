@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 FAKE_DRIVER = Path(__file__).with_name("fake_driver.py")
-# The ini of projects run by pytester; their in-process runs import the plugin's package
-# before pytest could rewrite its asserts.
+# The ini of projects run by pytester: they ask for the conformance plugin (installing the
+# package does not load it); their in-process runs import the plugin's package before
+# pytest could rewrite its asserts.
 INI = (
-    "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
+    "[pytest]\naddopts = -p conformance.plugin\nasyncio_default_fixture_loop_scope = function\n"
     "filterwarnings = ignore:Module already imported:pytest.PytestAssertRewriteWarning\n"
 )
 
