@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from conformance._driver import DriverSut
     from conformance._errors import (
         ConformanceError,
+        Inconclusive,
         Nonconformance,
         OutcomeError,
         OutcomeKind,
@@ -53,6 +54,7 @@ __all__ = [
     "start_driver",
     # Findings, outcomes and errors of the suite
     "ConformanceError",
+    "Inconclusive",
     "Nonconformance",
     "OutcomeError",
     "OutcomeKind",
@@ -71,6 +73,7 @@ _HOMES = {
     **dict.fromkeys(
         (
             "ConformanceError",
+            "Inconclusive",
             "Nonconformance",
             "OutcomeError",
             "OutcomeKind",

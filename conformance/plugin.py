@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Final
 import pytest
 
 from conformance._keys import SESSION_KEY
-from conformance._settings import OPTIONS, read_settings, selected_clause_ids
+from conformance._options import OPTIONS
+from conformance._settings import read_settings, selected_clause_ids
 
 if TYPE_CHECKING:
     from conformance._sut import Sut

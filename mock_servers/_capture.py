@@ -25,7 +25,8 @@ from typing import Any
 import anyio
 
 from mock_servers._errors import CaptureError, SpecError
-from mock_servers._spec import SERVER_ID, spec_from_dict
+from mock_servers._spec import SERVER_ID
+from mock_servers._spec_reader import spec_from_dict
 from mock_servers._vocabulary import DOMAINS, VERBS
 
 __all__ = ["Captured", "add_parser", "capture", "capture_command", "captured_spec"]
@@ -134,11 +135,13 @@ async def _connect(
     command: Sequence[str], url: str | None, headers: Mapping[str, str]
 ) -> AsyncIterator[tuple[Any, Any]]:
     if url is not None:
+        import httpx2
         from mcp.client.streamable_http import streamable_http_client
-        from mcp.shared._httpx_utils import create_mcp_http_client
 
+        # The SDK's own default: a server may hold a response stream open for minutes.
+        timeout = httpx2.Timeout(30.0, read=300.0)
         async with (
-            create_mcp_http_client(headers=dict(headers)) as client,
+            httpx2.AsyncClient(headers=dict(headers), timeout=timeout) as client,
             streamable_http_client(url, http_client=client) as (read, write),
         ):
             yield read, write

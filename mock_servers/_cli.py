@@ -18,10 +18,11 @@ from typing import Any
 
 import anyio
 
-from mock_servers._errors import FleetArgumentError, FleetError, SpecError
+from mock_servers._errors import FleetArgumentError, FleetError, LedgerError, SpecError
 from mock_servers._generate import generate_tools
 from mock_servers._ledger import read_ledger
-from mock_servers._spec import FleetSpec, preset_names, resolve_spec, spec_from_text
+from mock_servers._spec import FleetSpec
+from mock_servers._spec_reader import preset_names, resolve_spec, spec_from_text
 
 __all__ = ["main"]
 
@@ -150,7 +151,7 @@ def _main(argv: Sequence[str] | None) -> int:
         for line in str(exc).splitlines():
             print(f"mcp-fleet: invalid spec: {line}", file=sys.stderr)
         return 2
-    except FleetArgumentError as exc:
+    except (FleetArgumentError, LedgerError) as exc:
         print(f"{command}: {exc}", file=sys.stderr)
         return 2
     except FleetError as exc:
@@ -225,6 +226,8 @@ def _serve(args: argparse.Namespace) -> int:
     if not source:
         print("mcp-fleet serve: give a SPEC or --preset NAME", file=sys.stderr)
         return 2
+    if args.preset is not None and args.preset not in preset_names():
+        raise FleetArgumentError(f"--preset: no preset named {args.preset!r:.80}; presets: {', '.join(preset_names())}")
     _check_idle(args.session_idle)
     with stop_on_signals():  # a signal while the spec is read still ends the process cleanly
         spec = _load(source)
@@ -275,8 +278,14 @@ def _config(args: argparse.Namespace) -> int:
 
 
 def _ledger(path: str, *, events: bool) -> int:
-    if not os.path.isfile(path):
+    if os.path.isdir(path):
+        print(f"mcp-fleet ledger: {path} is a folder; give the ledger file in it", file=sys.stderr)
+        return 2
+    if not os.path.exists(path):
         print(f"mcp-fleet ledger: no such file: {path}", file=sys.stderr)
+        return 2
+    if not os.path.isfile(path):
+        print(f"mcp-fleet ledger: {path} is not a regular file", file=sys.stderr)
         return 2
     try:
         view = read_ledger(path)

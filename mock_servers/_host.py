@@ -24,8 +24,9 @@ from typing import Any
 from mock_servers._app import SESSION_IDLE_SECONDS, FleetUrls
 from mock_servers._errors import HostError
 from mock_servers._processes import ProcessGroup
-from mock_servers._spec import CatalogChange, FleetSpec, resolve_spec, spec_to_dict
-from mock_servers._spec_changes import as_change, change_to_dict
+from mock_servers._spec import CatalogChange, FleetSpec, change_to_dict, spec_to_dict
+from mock_servers._spec_changes import as_change
+from mock_servers._spec_reader import resolve_spec
 from mock_servers._stdio import PACKAGE_ROOT
 
 __all__ = ["FleetHost"]
@@ -140,10 +141,6 @@ class FleetHost:
         path = f"/_fleet/fleets/{name}/servers/{server_id}/listing?after={int(after)}&timeout={float(timeout)!r}"
         answer: dict[str, Any] = self._request("GET", path, None, timeout=timeout + 30)
         return str(answer["outcome"])
-
-    def health(self) -> dict[str, Any]:
-        answer: dict[str, Any] = self._request("GET", "/_fleet/health", None)
-        return answer
 
     def close(self, timeout: float = 10.0) -> None:
         """Stop the host process: close its stdin (it removes its fleets and exits), then signal its group."""

@@ -3,7 +3,8 @@
 A change names tools to remove, rename, update and add, and how many
 ``notifications/tools/list_changed`` follow it (see `CatalogChange`). A scheduled change
 has one trigger (``after_calls`` or ``after_seconds``); a change sent by a test has none.
-Part of the spec reader (`mock_servers._spec`).
+Part of the spec reader (`mock_servers._spec_reader`); the model and its plain-data
+form (`change_to_dict`) are `mock_servers._spec`'s.
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ from typing import Any
 from mock_servers._errors import FleetArgumentError
 from mock_servers._fields import FieldReader
 from mock_servers._limits import LIMITS
-from mock_servers._spec import CatalogChange, Rename, ToolUpdate, _freeze_json, _tool_from_dict, _tool_to_dict
+from mock_servers._spec import CatalogChange, Rename, ToolUpdate, freeze_json
+from mock_servers._spec_tools import tool_from_dict
 
 __all__ = [
     "apply_names_or_fail",
     "as_change",
     "change_from_dict",
-    "change_to_dict",
     "changes_from",
     "check_change_targets",
     "edit_problems",
@@ -95,7 +96,7 @@ def _change(r: FieldReader, raw: Any, path: str, raw_mode: bool, *, scheduled: b
         remove=r.strings(d, "remove", path),
         rename=_renames(r, d.get("rename", []), _at(path, "rename")),
         update=_updates(r, d.get("update", []), _at(path, "update"), raw_mode),
-        add=tuple(_tool_from_dict(r, t, f"{_at(path, 'add')}[{i}]", raw_mode) for i, t in enumerate(add)),
+        add=tuple(tool_from_dict(r, t, f"{_at(path, 'add')}[{i}]", raw_mode) for i, t in enumerate(add)),
         notify=r.integer(d, "notify", path, 1, 0, LIMITS.notifications_per_change),
         list_error=list_error,
     )
@@ -131,7 +132,7 @@ def _updates(r: FieldReader, raw: Any, path: str, raw_mode: bool) -> tuple[ToolU
         if "name" not in d:
             r.fail(f"{where}.name", "the name of the tool to update", None)
         # Read as a tool, so that the fields given are checked as an explicit tool's are.
-        tool = _tool_from_dict(r, {"name": "", **d}, where, raw_mode)
+        tool = tool_from_dict(r, {"name": "", **d}, where, raw_mode)
         out.append(
             ToolUpdate(
                 name=tool.name,
@@ -198,49 +199,15 @@ def apply_names_or_fail(names: Sequence[str], change: CatalogChange) -> list[str
     return current
 
 
-def change_to_dict(change: CatalogChange) -> dict[str, Any]:
-    """The plain-data form of a change, as a spec file writes it."""
-    out: dict[str, Any] = {}
-    if change.after_calls is not None:
-        out["after_calls"] = change.after_calls
-    if change.after_seconds is not None:
-        out["after_seconds"] = change.after_seconds
-    if change.remove:
-        out["remove"] = list(change.remove)
-    if change.rename:
-        out["rename"] = [{"from": r.old, "to": r.new} for r in change.rename]
-    if change.update:
-        out["update"] = [_update_to_dict(u) for u in change.update]
-    if change.add:
-        out["add"] = [_tool_to_dict(t) for t in change.add]
-    out["notify"] = change.notify
-    if change.list_error is not None:
-        out["list_error"] = change.list_error
-    return out
-
-
-def _update_to_dict(update: ToolUpdate) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": update.name}
-    if update.description is not None:
-        out["description"] = update.description
-    if update.input_schema is not None:
-        out["input_schema"] = _freeze_json(update.input_schema)
-    if update.annotations is not None:
-        out["annotations"] = _freeze_json(update.annotations)
-    if update.title is not None:
-        out["title"] = update.title
-    return out
-
-
 def updated_tool(tool: Mapping[str, Any], update: ToolUpdate) -> dict[str, Any]:
     """A wire definition with the fields of ``update`` put in."""
     out = dict(tool)
     if update.description is not None:
         out["description"] = update.description
     if update.input_schema is not None:
-        out["inputSchema"] = _freeze_json(update.input_schema)
+        out["inputSchema"] = freeze_json(update.input_schema)
     if update.annotations is not None:
-        out["annotations"] = _freeze_json(update.annotations)
+        out["annotations"] = freeze_json(update.annotations)
     if update.title is not None:
         out["title"] = update.title
     return out

@@ -102,7 +102,7 @@ def mutmut_main(argv: Sequence[str]) -> None:
                 return 1
             raise
 
-    harness.PytestRunner.execute_pytest = execute_pytest  # type: ignore[method-assign]
+    harness.PytestRunner.execute_pytest = execute_pytest
     from mutmut.__main__ import cli
 
     sys.argv = ["mutmut", *argv]
@@ -148,7 +148,7 @@ def progress_line() -> str:
     for path, _ in MODULES:
         codes = mutmut_results(path)
         done = sum(1 for c in codes.values() if c is not None)
-        alive = sum(1 for c in codes.values() if _STATUS.get(c) == SURVIVED) if codes else 0
+        alive = sum(1 for c in codes.values() if c is not None and _STATUS.get(c) == SURVIVED)
         if codes:
             parts.append(f"{Path(path).stem} {done}/{len(codes)} ({alive} alive)")
     return "mutmut: " + ", ".join(parts)
@@ -497,7 +497,7 @@ def _method() -> list[str]:
         "  numbers (96, 112, 128, 12, 24, 6) and parts of the lexical formula: the script mutates",
         "  them with mutmut's own operators plus `n - 1` for every integer (`…__extra_N`), and",
         "  runs each against every suite test that reaches the reference.",
-        "- Left out: the replaceable rankers (`_rankers.py`, `_semantic.py`, `_analysis.py`: no",
+        "- Left out: the replaceable rankers (`_bm25.py`, `_semantic.py`, `_analysis.py`, `_registry.py`: no",
         "  clause names them, RNK-9), the stdio shell `driver/__main__.py` (the in-process suite",
         "  does not run it; the protocol checks that need it skip in process) and `_trace.py`",
         "  (ISO-3, a MAY).",

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conformance.test_defects import certify
+from tests.conformance.certifying import certify
 
 REFERENCE = [sys.executable, "-m", "reference_impl.driver"]
 
 
+@pytest.mark.e2e
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("profile", "test", "clause"),
@@ -42,6 +43,7 @@ def test_the_reference_without_a_profile_breaks_its_clauses_when_forced(
     assert [f["clauses"] for f in cert["failures"]] == [[clause]]
 
 
+@pytest.mark.e2e
 @pytest.mark.slow
 def test_the_profiles_of_an_implementation_that_does_not_claim_them_are_not_applicable(tmp_path: Path) -> None:
     code, cert, output = certify(REFERENCE, ["EVC-3", "BUD-4"], tmp_path)

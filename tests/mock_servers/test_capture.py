@@ -39,6 +39,7 @@ def capture_cli(out: Path, *args: str) -> int:
     return main(["capture", "--out", str(out), *args])
 
 
+@pytest.mark.e2e
 def test_a_captured_stdio_server_lists_exactly_the_same_tools_to_the_typescript_client(
     node: str, tmp_path: Path
 ) -> None:
@@ -62,6 +63,7 @@ def test_a_captured_stdio_server_lists_exactly_the_same_tools_to_the_typescript_
     assert read_ledger(ledger).listed_pages(server.id) == [0, 1, 2]
 
 
+@pytest.mark.e2e
 def test_recorded_calls_are_replayed_and_writes_need_leave(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "desk.json"
     assert capture_cli(out, "--call", 'close_ticket={"id": 4}', "--", *TARGET) == 1
@@ -77,6 +79,7 @@ def test_recorded_calls_are_replayed_and_writes_need_leave(tmp_path: Path, capsy
     assert not tools["who_am_i"].samples and not tools["export_report"].samples
 
 
+@pytest.mark.e2e
 def test_a_raw_server_is_captured_with_its_non_boolean_hints_and_replayed_raw(tmp_path: Path) -> None:
     liar = preset("adversarial").server("raw-liar")
     original = generate_tools(liar)
@@ -93,6 +96,7 @@ def test_a_raw_server_is_captured_with_its_non_boolean_hints_and_replayed_raw(tm
     assert again.tools == original
 
 
+@pytest.mark.e2e
 def test_a_server_over_http_is_captured_with_its_pages(fleet_host: FleetHost, tmp_path: Path) -> None:
     spec = preset("seed-example")
     urls = fleet_host.add_fleet(spec)
@@ -106,6 +110,7 @@ def test_a_server_over_http_is_captured_with_its_pages(fleet_host: FleetHost, tm
     assert generate_tools(server) == generate_tools(spec.server("linear"))
 
 
+@pytest.mark.e2e
 def test_append_adds_the_server_to_an_existing_fleet(tmp_path: Path) -> None:
     out = tmp_path / "fleet.json"
     out.write_text(json.dumps({"seed": 4, "servers": [{"id": "github", "tool_count": 3}]}))
@@ -115,6 +120,7 @@ def test_append_adds_the_server_to_an_existing_fleet(tmp_path: Path) -> None:
     assert spec.seed == 4
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -270,6 +276,7 @@ def test_an_output_in_a_missing_directory_is_refused_before_the_server_starts(
     assert not log.exists()
 
 
+@pytest.mark.e2e
 def test_a_bad_server_id_is_refused() -> None:
     with pytest.raises(CaptureError, match="server id 'a b'"):
         captured_spec(anyio.run(lambda: capture(TARGET)), server_id="a b")

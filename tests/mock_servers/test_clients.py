@@ -80,6 +80,7 @@ def test_http_urls_follow_the_processes_a_fleet_is_spread_over(capsys: pytest.Ca
     assert ports == ["127.0.0.1:9100", "127.0.0.1:9100", "127.0.0.1:9101", "127.0.0.1:9101"]
 
 
+@pytest.mark.e2e
 def test_claude_desktop_gets_absolute_commands_that_start_the_servers(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

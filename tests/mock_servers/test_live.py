@@ -311,6 +311,7 @@ async def test_a_renamed_tool_keeps_its_definition_under_its_new_name() -> None:
 # -- over HTTP and stdio ------------------------------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_a_fleet_host_changes_a_server_on_demand_for_legacy_http_clients(fleet_host: FleetHost, tmp_path: Path) -> None:
     urls = fleet_host.add_fleet(SPEC, tmp_path / "ledger.jsonl")
     tool = generate_tools(SPEC.server("live"))[0]["name"]
@@ -335,6 +336,7 @@ def test_a_fleet_host_changes_a_server_on_demand_for_legacy_http_clients(fleet_h
         fleet_host.remove_fleet(urls)
 
 
+@pytest.mark.e2e
 def test_a_stdio_server_follows_its_schedule(tmp_path: Path) -> None:
     async def visit() -> list[str]:
         async with legacy(stdio_params(SPEC, "scheduled", tmp_path / "ledger.jsonl")) as (client, heard):
@@ -363,6 +365,7 @@ def test_the_serve_control_api_changes_tools_without_a_token(tmp_path: Path) -> 
     assert answer == {"catalog": 1, "tools": 3, "notified": 2, "outcome": "timeout"}
 
 
+@pytest.mark.e2e
 def test_the_mcp_fleet_fixture_changes_http_fleets_and_refuses_stdio_ones(tmp_path: Path) -> None:
     from mock_servers import FleetFactory
 
@@ -382,6 +385,7 @@ def test_the_mcp_fleet_fixture_changes_http_fleets_and_refuses_stdio_ones(tmp_pa
 # -- the README ---------------------------------------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_the_readme_example_of_a_host_that_relists_passes_as_written(pytester: pytest.Pytester) -> None:
     text = README.read_text(encoding="utf-8")
     match = re.search(r"<!-- example: test_list_changed.py -->\n```python\n(.*?)```", text, re.S)

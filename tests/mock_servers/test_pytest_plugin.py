@@ -60,6 +60,7 @@ HOSTS = {
 }
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("host", list(HOSTS))
 def test_the_readme_example_passes_as_written_in_a_host_project_that_sees_no_conformance_options(
     host: str, pytester: pytest.Pytester
@@ -78,6 +79,7 @@ def test_the_readme_example_passes_as_written_in_a_host_project_that_sees_no_con
         assert option not in shown, f"{host}: pytest --help offers {option}"
 
 
+@pytest.mark.e2e
 def test_the_conformance_plugin_loads_when_asked_for(pytester: pytest.Pytester) -> None:
     pytester.makeini(INI)
     result = pytester.runpytest_subprocess("--fixtures", "-p", "no:randomly", "-p", "conformance.plugin")
@@ -162,6 +164,7 @@ def test_opens_an_http_session_and_walks_away(mcp_fleet):
 """
 
 
+@pytest.mark.e2e
 def test_a_host_that_leaves_sessions_or_processes_behind_fails_at_teardown(pytester: pytest.Pytester) -> None:
     result = run(pytester, LEAKY + OPEN_HTTP_SESSION, "-s")
     result.assert_outcomes(passed=3, errors=2)
@@ -183,6 +186,7 @@ def test_a_host_that_leaves_sessions_or_processes_behind_fails_at_teardown(pytes
         assert [e["reason"] for e in exits] == ["SIGTERM"]
 
 
+@pytest.mark.e2e
 def test_the_ini_option_turns_the_check_off_for_a_project(pytester: pytest.Pytester) -> None:
     pytester.makeini(INI + "mcp_fleet_check_cleanup = false\n")
     pytester.makepyfile(test_host=LEAKY)
@@ -190,6 +194,7 @@ def test_the_ini_option_turns_the_check_off_for_a_project(pytester: pytest.Pytes
     pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist").assert_outcomes(passed=2)
 
 
+@pytest.mark.e2e
 def test_loading_the_plugin_imports_no_mcp_machinery() -> None:
     code = "import sys, mock_servers.pytest_plugin; print(sorted(m for m in ('mcp', 'faker', 'uvicorn') if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -40,6 +40,7 @@ def test_the_same_call_gets_the_same_result_and_other_calls_get_others() -> None
     assert call_result(reseeded, "list_issues", {"limit": 5}) != first
 
 
+@pytest.mark.e2e
 def test_results_are_the_same_in_a_fresh_interpreter() -> None:
     code = (
         "import json; from mock_servers import Ledger, ServerSpec, call_result; "
@@ -248,6 +249,7 @@ async def test_a_recorded_result_is_replayed_for_equal_arguments_only() -> None:
     assert {key: wire[key] for key in RECORDED} == RECORDED
 
 
+@pytest.mark.e2e
 def test_the_catalog_is_generated_without_loading_faker() -> None:
     code = (
         "import sys; from mock_servers import preset, generate_tools; "

@@ -49,6 +49,7 @@ async def _fill_and_one_more(driver: ReferenceDriver, directory: Path, **fields:
         await driver.close_run(run)
 
 
+@pytest.mark.e2e
 async def test_eviction_is_turned_on_per_run_and_only_by_a_driver_that_claims_it(tmp_path: Path) -> None:
     claimed = ReferenceDriver(eviction="lru")
     plain = ReferenceDriver()
@@ -65,6 +66,7 @@ def _line(request_id: int, method: str, params: dict[str, Any]) -> str:
     return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
 
 
+@pytest.mark.e2e
 async def test_run_definitions_carries_the_notices_of_a_refreshing_run(tmp_path: Path) -> None:
     spec = spec_from_dict({"servers": [{"id": "fix", "tool_count": 0, "list_changed": True, "tools": [{"name": "a"}]}]})
     with FleetHost.start() as host:
