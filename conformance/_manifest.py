@@ -47,6 +47,8 @@ UNTESTED: Final[Mapping[str, str]] = {
     "only that passes every core check of selection, budgets and discovery",
     "ISO-3.1": "a permission (MAY): the selection trace is not part of the wire contract",
     "DSC-7.5": _PERMISSION + "; ERR-9.1 judges the message of a refusal, when there is one",
+    "EVC-1.4": _PERMISSION + "; the eviction checks accept a call that evicts more than it must, as long as what it "
+    "evicts is the least recently used (EVC-3)",
     "CAT-2.4": _PERMISSION + "; CAT-2.1 checks that a bound, where there is one, lies past 1,000 pages",
 }
 

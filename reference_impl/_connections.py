@@ -2,18 +2,23 @@
 
 anyio requires that a client be closed by the task that opened it, so every connection
 lives in a task of its own that opens the client, lists every page of tools, then waits
-until it is told to stop and closes the client itself.
+until it is told to stop and closes the client itself. A connection of a run with refresh
+also follows the server's ``notifications/tools/list_changed`` (on a ``subscriptions/listen``
+stream on the 2026-07-28 revision, on the connection itself before it) and lists the server
+again, coalescing a storm of notifications into as few listings as it can.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import logging
 import math
 import ssl
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import httpx2
@@ -22,6 +27,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from ._bounds import MAX_DEPTH, deeper_than, unencodable
@@ -29,11 +35,20 @@ from ._config import HttpTarget, MemoryTarget, ServerConfig, StdioTarget
 from ._errors import ServerConnectionError
 from ._stdio import stdio_transport
 
-__all__ = ["DEFAULT_CONNECT_TIMEOUT", "Connection"]
+__all__ = ["DEFAULT_CONNECT_TIMEOUT", "Connection", "ListingListener"]
 
 MAX_PAGES = 10_000
 #: Seconds a server may take to start (or be reached) and complete the MCP handshake.
 DEFAULT_CONNECT_TIMEOUT = 20.0
+_log = logging.getLogger("reference_impl")
+
+
+class ListingListener(Protocol):
+    """What a connection of a run with refresh tells when its server has been listed again."""
+
+    def apply_listing(self, server_id: str, tools: Sequence[Any]) -> bool: ...
+
+    def listing_failed(self, server_id: str, reason: str) -> None: ...
 
 
 class _TappedReader:
@@ -128,6 +143,7 @@ class Connection:
         list_timeout: float,
         call_timeout: float | None,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        refresh: bool = False,
     ) -> None:
         self.config = config
         self.connect_timeout = connect_timeout
@@ -135,6 +151,7 @@ class Connection:
         self._problems: list[str] = []
         self.list_timeout = list_timeout
         self.call_timeout = call_timeout
+        self.refresh = refresh
         self.tools: list[Any] = []
         self.error: ServerConnectionError | None = None
         self.ready = anyio.Event()
@@ -142,11 +159,19 @@ class Connection:
         self.closed = anyio.Event()
         self._client: Client | None = None
         self._raw_pages: list[Any] = []
+        # Refresh: notifications heard, and how many of them the listings done so far cover.
+        self._listener: ListingListener | None = None
+        self._attached = anyio.Event()
+        self._heard = 0
+        self._covered = 0
+        self._wake = anyio.Event()
+        self._caught_up = anyio.Event()
 
     def _client_for(self) -> Client:
         target = self.config.target
+        handler = self._on_message if self.refresh else None
         if isinstance(target, MemoryTarget):
-            return Client(target.server)
+            return Client(target.server, message_handler=handler)
         if isinstance(target, StdioTarget):
             params = StdioServerParameters(
                 command=target.command,
@@ -155,9 +180,9 @@ class Connection:
                 cwd=target.cwd,
             )
             transport = stdio_transport(params, name=self.config.id, problems=self._problems)
-            return Client(_tapped(transport, self._raw_pages))
+            return Client(_tapped(transport, self._raw_pages), message_handler=handler)
         if isinstance(target, HttpTarget):
-            return Client(_tapped(_http_streams(target.url), self._raw_pages))
+            return Client(_tapped(_http_streams(target.url), self._raw_pages), message_handler=handler)
         raise ServerConnectionError(f"server {self.config.id!r} has an unknown target {target!r}")
 
     async def run(self) -> None:
@@ -166,13 +191,18 @@ class Connection:
             # The handshake has a bound of its own (PROTOCOL.md P22): lifted once it is done,
             # so that it never counts against listing or the run's lifetime.
             with anyio.CancelScope(deadline=anyio.current_time() + self.connect_timeout) as handshake:
-                async with self._client_for() as client:
+                async with self._client_for() as client, anyio.create_task_group() as following:
                     handshake.deadline = math.inf
                     self._client = client
+                    if self.refresh:
+                        # Listening starts before the listing, so that no change falls between the two.
+                        await following.start(self._listen, client)
+                        following.start_soon(self._relist, client)
                     with anyio.fail_after(self.list_timeout):
                         self.tools = await self._list_all(client)
                     self.ready.set()
                     await self.stop.wait()
+                    following.cancel_scope.cancel()
             if handshake.cancelled_caught:
                 self.error = ServerConnectionError(
                     f"server {self.config.id!r} did not start or complete the MCP handshake within "
@@ -199,6 +229,74 @@ class Connection:
             self._client = None
             self.ready.set()
             self.closed.set()
+            self._caught_up.set()  # nobody waits for a listing of a connection that has ended
+
+    # -- refresh ----------------------------------------------------------------------------------
+
+    def follow(self, listener: ListingListener) -> None:
+        """Start telling ``listener`` of each new listing (the run's toolset, once it exists)."""
+        self._listener = listener
+        self._attached.set()
+
+    async def _on_message(self, message: Any) -> None:
+        # Before the 2026-07-28 revision the notification arrives on the connection.
+        if isinstance(message, types.ToolListChangedNotification):
+            self._heard_one()
+
+    def _heard_one(self) -> None:
+        self._heard += 1
+        self._wake.set()
+
+    async def _listen(
+        self, client: Client, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        """On the 2026-07-28 revision, hear of changes on a ``subscriptions/listen`` stream;
+        started once the stream is acknowledged (or known not to come)."""
+        tools = client.server_capabilities.tools
+        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS or tools is None or not tools.list_changed:
+            task_status.started()  # before that revision the notification comes on the connection; or never
+            return
+        try:
+            async with client.listen(tools_list_changed=True) as events:
+                task_status.started()
+                async for _event in events:
+                    self._heard_one()
+        except Exception as error:  # a server that cannot be listened to simply never changes for us
+            _log.warning("server %r: cannot follow tool list changes: %s", self.config.id, _describe(error))
+            with contextlib.suppress(RuntimeError):  # started already
+                task_status.started()
+
+    async def _relist(self, client: Client) -> None:
+        """List the server again after each notification; many notifications, one listing."""
+        await self._attached.wait()
+        assert self._listener is not None
+        while True:
+            await self._wake.wait()
+            self._wake = anyio.Event()
+            while self._covered < self._heard:
+                covering = self._heard
+                try:
+                    with anyio.fail_after(self.list_timeout):
+                        tools = await self._list_all(client)
+                except Exception as error:
+                    reason = (
+                        f"it did not finish listing within {self.list_timeout:g} s"
+                        if isinstance(_single(error), TimeoutError)
+                        else _describe(_single(error))
+                    )
+                    self._listener.listing_failed(self.config.id, reason)
+                else:
+                    if self._listener.apply_listing(self.config.id, tools):
+                        self.tools = tools
+                self._covered = covering
+                self._caught_up.set()
+                self._caught_up = anyio.Event()
+
+    async def settled(self) -> None:
+        """Return once the notifications heard so far are covered by a listing applied (or failed)."""
+        target = self._heard
+        while self._covered < target and not self.closed.is_set():
+            await self._caught_up.wait()
 
     async def _list_all(self, client: Client) -> list[Any]:
         tools: list[Any] = []

@@ -46,12 +46,14 @@ class Eligibility:
         return index not in self.excluded
 
 
-def resolve_policies(servers: Sequence[ServerConfig], catalog: Catalog) -> Eligibility:
+def resolve_policies(servers: Sequence[ServerConfig], catalog: Catalog, *, strict: bool = True) -> Eligibility:
     """Apply every server's policy to the catalog.
 
     Pinned and allowlisted names the server does not offer are a configuration error: an
     administrator's declaration is never silently ignored, and never stands for another tool.
     A pinned tool the policy excludes is left out with a warning, for the same reason (ID-9).
+    With ``strict=False`` (a catalog refreshed mid-run, whose server removed a named tool)
+    they match nothing instead.
     """
     excluded: dict[int, str] = {}
     required: dict[str, tuple[int, ...]] = {}
@@ -63,7 +65,7 @@ def resolve_policies(servers: Sequence[ServerConfig], catalog: Catalog) -> Eligi
         if policy.mode in ("allowlist", "auto"):  # allowedTools is ignored in "all" mode
             declared += policy.allowed_tools
         missing = sorted({name for name in declared if name not in offered})
-        if missing:
+        if missing and strict:
             raise ConfigurationError(
                 f"server {server.id!r} does not offer [{listed(missing)}], named in its policy "
                 "(pinnedTools/allowedTools); fix the names or remove them"

@@ -2,12 +2,18 @@
 
 One :class:`AdaptiveToolset` per run. Its active set decides both what the model sees
 (:meth:`definitions`) and what the host runs (:meth:`call`), so the two gates cannot drift.
+A run opened with ``eviction="lru"`` lets the active set roll within the dynamic capacity,
+least recently used first; a run opened with ``refresh=True`` follows each server's catalog
+when the server sends ``notifications/tools/list_changed``. Both change the one active set,
+so they too move the two gates together.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -19,13 +25,16 @@ from ._catalog import Catalog, CatalogEntry
 from ._config import ServerConfig, validate_servers
 from ._connections import DEFAULT_CONNECT_TIMEOUT, Connection, error_result
 from ._discovery import DISCOVERY_TOOL, InvalidDiscoveryArguments, discovery_definition, parse_arguments
-from ._errors import ConfigurationError, ServerConnectionError
+from ._errors import ConfigurationError, ServerConnectionError, ToolsetError
+from ._eviction import EVICTION_POLICIES, Recency
 from ._policy import Eligibility, resolve_policies
 from ._ranking import LexicalRanker, Ranker, RankingIndex, ToolDoc
 from ._selection import select_first_round
 from ._trace import DiscoveryTrace, SelectionTrace
 
 __all__ = ["AdaptiveToolset", "open_toolset"]
+
+_log = logging.getLogger("reference_impl")
 
 DEFAULT_LIST_TIMEOUT = 30.0
 
@@ -61,6 +70,26 @@ def _check_base_collisions(base_tools: Sequence[Mapping[str, Any]], catalog: Cat
             )
 
 
+@dataclass(frozen=True, slots=True)
+class _Builder:
+    """What turns the servers' listings into a catalog, its eligibility and its ranking index:
+    once when the run opens, and again after each refresh."""
+
+    servers: tuple[ServerConfig, ...]
+    base_tools: list[dict[str, Any]]
+    ranker: Ranker
+    system_prompt: str
+
+    def rebuild(self, listings: Mapping[str, Sequence[Any]]) -> tuple[Catalog, Eligibility, RankingIndex]:
+        """Raises what a run fails to open with (malformed or colliding tools), except for names a
+        policy gives that the server no longer offers: after a refresh those simply match nothing."""
+        catalog = Catalog.from_listings(listings)
+        _check_base_collisions(self.base_tools, catalog)
+        eligibility = resolve_policies(self.servers, catalog, strict=False)
+        docs = [ToolDoc(e.qualified_name, e.server_id, e.name, e.description, e.read_only) for e in catalog.entries]
+        return catalog, eligibility, self.ranker.index(docs, self.system_prompt)
+
+
 class AdaptiveToolset:
     """One run's catalog, active set, definitions and gate."""
 
@@ -74,14 +103,25 @@ class AdaptiveToolset:
         budgets: Budgets,
         base_tools: list[dict[str, Any]],
         user_message: str,
+        *,
+        eviction: str | None = None,
+        builder: _Builder | None = None,
     ) -> None:
+        if eviction is not None and eviction not in EVICTION_POLICIES:
+            raise ConfigurationError(
+                f"eviction must be one of {list(EVICTION_POLICIES)} or None, got {shown(eviction)}"
+            )
         self.servers = tuple(servers)
         self.catalog = catalog
         self.budgets = budgets
+        self.eviction = eviction
+        #: What the run has to tell its operator (PROTOCOL.md P40), oldest first.
+        self.notices: list[dict[str, Any]] = []
         self._connections = connections
         self._eligibility = eligibility
         self._index = index
         self._base_tools = base_tools
+        self._builder = builder
         self._policies = {server.id: server.policy for server in servers}
         first = select_first_round(servers, catalog, eligibility, index, budgets, user_message)
         self._active: list[int] = list(first.active)
@@ -89,29 +129,34 @@ class AdaptiveToolset:
         self._per_server: dict[str, int] = {server.id: 0 for server in servers}
         for i in first.active:
             self._per_server[catalog.entries[i].server_id] += 1
-        self._first_round_per_server = dict(self._per_server)
         self._active_by_name: dict[str, CatalogEntry] = {
             catalog.entries[i].exposed_name: catalog.entries[i] for i in first.active
         }
+        self._recency = Recency()
+        self._recency.use(catalog.entries[i].qualified_name for i in first.active)
+        first_round_per_server = dict(self._per_server)
+        policies = self._policies
+
+        def default_outcome(i: int) -> str:
+            # Bound to the catalog the run opened with: the trace tells the first round.
+            reason = eligibility.excluded.get(i)
+            if reason is not None:
+                return f"excluded: {reason}"
+            # Every eligible tool of a server not in auto mode is required, so only auto
+            # servers' tools get here. The walk stops once every server is at its cap, so tools
+            # it never reached are left by their server's cap, not by the capacity.
+            server_id = catalog.entries[i].server_id
+            if first_round_per_server[server_id] >= min(FAIRNESS_CAP, policies[server_id].max_active_tools):
+                return _trace.SERVER_CAP
+            return _trace.CAPACITY
+
         self.trace = SelectionTrace(
             names=tuple(entry.qualified_name for entry in catalog.entries),
             servers=tuple(entry.server_id for entry in catalog.entries),
             outcomes=dict(first.outcomes),
-            default_outcome=self._default_outcome,
+            default_outcome=default_outcome,
             score=lambda i: index.breakdown(i, user_message),
         )
-
-    def _default_outcome(self, i: int) -> str:
-        reason = self._eligibility.excluded.get(i)
-        if reason is not None:
-            return f"excluded: {reason}"
-        # Every eligible tool of a server not in auto mode is required, so only auto
-        # servers' tools get here. The walk stops once every server is at its cap, so tools it never reached are
-        # left by their server's cap, not by the capacity.
-        server_id = self.catalog.entries[i].server_id
-        if self._first_round_per_server[server_id] >= min(FAIRNESS_CAP, self._policies[server_id].max_active_tools):
-            return _trace.SERVER_CAP
-        return _trace.CAPACITY
 
     @property
     def discovery_registered(self) -> bool:
@@ -152,7 +197,16 @@ class AdaptiveToolset:
             return error_result(f"Tool {shown(name)} is not active in this run and cannot be executed.{hint}")
         if arguments is not None and not isinstance(arguments, Mapping):
             return error_result(f"arguments for {name!r} must be an object, got {shown(arguments)}")
-        return await self._connections[entry.server_id].call(entry.name, arguments or {})
+        result = await self._connections[entry.server_id].call(entry.name, arguments or {})
+        if not result.get("isError") and self._active_by_name.get(name) is entry:
+            # A call that succeeded is a use: eviction takes the least recently used first.
+            self._recency.use([entry.qualified_name])
+        return result
+
+    async def settled(self) -> None:
+        """Wait until every re-listing of a refresh that began before now has been applied."""
+        for connection in self._connections.values():
+            await connection.settled()
 
     def search(self, arguments: Any) -> dict[str, Any]:
         """The discovery tool: activate the best matching candidates for the next turn."""
@@ -162,16 +216,19 @@ class AdaptiveToolset:
             return error_result(f"{DISCOVERY_TOOL}: {error}")
         entries = self.catalog.entries
         scope = set(args.server_ids)
-        room = self.budgets.dynamic_capacity - len(self._active)
+        # With eviction the tools that may make room count as room, least recently used first.
+        evictable = self._evictable() if self.eviction is not None else []
+        room = self.budgets.dynamic_capacity - len(self._active) + len(evictable)
         matched: list[str] = []
         examined: dict[str, int] = {}
         activated: list[int] = []
+        evicted: list[CatalogEntry] = []
         skipped: dict[str, str] = {}
         for i in self._index.matches(args.query):
             entry = entries[i]
             if (scope and entry.server_id not in scope) or entry.server_id not in self._eligibility.auto_servers:
                 continue
-            if i in self._active_set or not self._eligibility.is_eligible(i):
+            if i in self._active_set or not self._eligibility.is_eligible(i) or entry in evicted:
                 continue
             if len(activated) >= min(args.limit, room):
                 break
@@ -180,8 +237,11 @@ class AdaptiveToolset:
             if self._per_server[entry.server_id] >= self._policies[entry.server_id].max_active_tools:
                 skipped[entry.qualified_name] = "server at maxActiveTools"
             else:
+                if len(self._active) >= self.budgets.dynamic_capacity:
+                    evicted.append(self._evict(evictable.pop(0)))
                 self._activate(i)
                 activated.append(i)
+        self._recency.use(entries[i].qualified_name for i in activated)
         index, query = self._index, args.query
         self.trace.discoveries.append(
             DiscoveryTrace(
@@ -202,16 +262,19 @@ class AdaptiveToolset:
             if found
             else "No matching tool could be activated."
         )
+        if evicted:
+            text += "\nDeactivated to make room; these can no longer be called:\n" + "\n".join(
+                f"- {entry.exposed_name}" for entry in evicted
+            )
         text += f"\nActive MCP tools: {len(self._active)}; remaining capacity: {remaining}."
-        return {
-            "content": [{"type": "text", "text": text}],
-            "isError": False,
-            "structuredContent": {
-                "activated": found,
-                "activeCount": len(self._active),
-                "remainingCapacity": remaining,
-            },
+        structured: dict[str, Any] = {
+            "activated": found,
+            "activeCount": len(self._active),
+            "remainingCapacity": remaining,
         }
+        if evicted:
+            structured["evicted"] = [{"name": entry.exposed_name} for entry in evicted]
+        return {"content": [{"type": "text", "text": text}], "isError": False, "structuredContent": structured}
 
     def _activate(self, i: int) -> None:
         entry = self.catalog.entries[i]
@@ -219,6 +282,95 @@ class AdaptiveToolset:
         self._active_set.add(i)
         self._per_server[entry.server_id] += 1
         self._active_by_name[entry.exposed_name] = entry
+
+    def _required(self) -> set[int]:
+        return {i for indexes in self._eligibility.required.values() for i in indexes}
+
+    def _evictable(self) -> list[int]:
+        """Active tools a discovery call may evict, least recently used first: never a required one."""
+        required = self._required()
+        by_name = {self.catalog.entries[i].qualified_name: i for i in self._active if i not in required}
+        return [by_name[name] for name in self._recency.least_recent(by_name)]
+
+    def _evict(self, i: int) -> CatalogEntry:
+        """Take a tool out of the active set: out of the definitions and the gate at once."""
+        entry = self.catalog.entries[i]
+        self._active.remove(i)
+        self._active_set.discard(i)
+        self._per_server[entry.server_id] -= 1
+        del self._active_by_name[entry.exposed_name]
+        self._recency.forget(entry.qualified_name)
+        return entry
+
+    # -- refresh (the catalog follows notifications/tools/list_changed) --------------------------
+
+    def apply_listing(self, server_id: str, tools: Sequence[Any]) -> bool:
+        """A server listed its tools again: rebuild the catalog from it and carry the active set over.
+
+        Returns False, with a notice, when the new listing cannot be used (a malformed or
+        colliding tool, a tool named like a base tool): the server keeps its last good
+        catalog (ID-18).
+        """
+        if self._builder is None:
+            raise RuntimeError("this toolset was not opened with refresh")
+        listings = {sid: (tools if sid == server_id else c.tools) for sid, c in self._connections.items()}
+        try:
+            catalog, eligibility, index = self._builder.rebuild(listings)
+        except ToolsetError as error:
+            self.listing_failed(server_id, error.message)
+            return False
+        previous = [self.catalog.entries[i] for i in self._active]
+        self.catalog, self._eligibility, self._index = catalog, eligibility, index
+        self._active, self._active_set, self._active_by_name = [], set(), {}
+        self._per_server = dict.fromkeys(self._per_server, 0)
+        for old in previous:
+            new = catalog.by_qualified.get(old.qualified_name)
+            if new is None or not eligibility.is_eligible(new.index):
+                self._recency.forget(old.qualified_name)  # removed, renamed, or no longer admitted
+                continue
+            self._activate(new.index)
+        self._activate_required()
+        return True
+
+    def _activate_required(self) -> None:
+        """Activate the required tools a refresh brought, where they fit; say so where they do not."""
+        added = []
+        for i in sorted(self._required() - self._active_set):
+            entry = self.catalog.entries[i]
+            cap = self._policies[entry.server_id].max_active_tools
+            if self._per_server[entry.server_id] < cap and len(self._active) < self.budgets.dynamic_capacity:
+                self._activate(i)
+                added.append(entry.qualified_name)
+                continue
+            where = (
+                f"its maxActiveTools of {cap}"
+                if self._per_server[entry.server_id] >= cap
+                else f"the dynamic capacity of {self.budgets.dynamic_capacity}"
+            )
+            self._notice(
+                "required_tool_inactive",
+                entry.server_id,
+                f"server {entry.server_id!r} lists the required tool {entry.name!r}, but {where} leaves no room "
+                "for it; it stays inactive",
+                [entry.exposed_name],
+            )
+        self._recency.use(added)
+
+    def listing_failed(self, server_id: str, reason: str) -> None:
+        """A re-listing failed: the server keeps the catalog of its last good listing (ID-18)."""
+        self._notice(
+            "listing_failed_kept",
+            server_id,
+            f"server {server_id!r} could not be listed again ({reason}); it keeps its last good catalog",
+        )
+
+    def _notice(self, kind: str, server_id: str, message: str, tools: Sequence[str] = ()) -> None:
+        notice: dict[str, Any] = {"kind": kind, "server": server_id, "message": message}
+        if tools:
+            notice["tools"] = list(tools)
+        if notice not in self.notices[-len(self._connections) :]:
+            _log.warning("%s", message)
+            self.notices.append(notice)
 
     def eligible(self, qualified_name: str) -> bool:
         """Whether the policy admits a tool (for inspection; the gate uses the active set)."""
@@ -248,9 +400,13 @@ async def open_toolset(
     list_timeout: float = DEFAULT_LIST_TIMEOUT,
     call_timeout: float | None = None,
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+    eviction: str | None = None,
+    refresh: bool = False,
 ) -> AsyncIterator[AdaptiveToolset]:
     """Connect, build the catalog, apply policy, select the first round; close on exit.
 
+    ``eviction="lru"`` lets the active set roll within the dynamic capacity (SPEC.md EVC);
+    ``refresh=True`` re-lists a server on ``notifications/tools/list_changed`` (SPEC.md RFR).
     Every connection opened is closed when the block ends, and also when opening fails,
     before the error propagates.
     """
@@ -258,7 +414,11 @@ async def open_toolset(
     base = _check_base_tools(base_tools)
     connections = {
         server.id: Connection(
-            server, list_timeout=list_timeout, call_timeout=call_timeout, connect_timeout=connect_timeout
+            server,
+            list_timeout=list_timeout,
+            call_timeout=call_timeout,
+            connect_timeout=connect_timeout,
+            refresh=refresh,
         )
         for server in servers
     }
@@ -272,9 +432,25 @@ async def open_toolset(
             _check_base_collisions(base, catalog)
             eligibility = resolve_policies(servers, catalog)
             docs = [ToolDoc(e.qualified_name, e.server_id, e.name, e.description, e.read_only) for e in catalog.entries]
-            index = (ranker or LexicalRanker()).index(docs, system_prompt)
+            chosen = ranker or LexicalRanker()
+            index = chosen.index(docs, system_prompt)
             budgets = Budgets(base_tools=len(base), discovery_tools=1 if eligibility.auto_servers else 0)
-            toolset = AdaptiveToolset(servers, connections, catalog, eligibility, index, budgets, base, user_message)
+            builder = _Builder(tuple(servers), base, chosen, system_prompt) if refresh else None
+            toolset = AdaptiveToolset(
+                servers,
+                connections,
+                catalog,
+                eligibility,
+                index,
+                budgets,
+                base,
+                user_message,
+                eviction=eviction,
+                builder=builder,
+            )
+            if refresh:
+                for connection in connections.values():
+                    connection.follow(toolset)
             yield toolset
         except Exception as error:  # re-raised below, once every connection is closed
             failure = error

@@ -32,6 +32,7 @@ from .._analysis import RankerUnavailableError
 from .._bounds import clip, deeper_than
 from .._connections import DEFAULT_CONNECT_TIMEOUT
 from .._errors import ToolsetError
+from .._eviction import EVICTION_POLICIES
 from .._registry import RANKERS, make_ranker
 from .._stdio import GROUPS
 from .._toolset import DEFAULT_LIST_TIMEOUT
@@ -130,7 +131,9 @@ class Server:
         return {"runId": await self.driver.open_run(params)}
 
     async def _definitions(self, params: Mapping[str, Any]) -> Any:
-        return {"tools": await self.driver.definitions(params.get("runId"))}
+        tools = await self.driver.definitions(params.get("runId"))
+        notices = await self.driver.notices(params.get("runId"))
+        return {"tools": tools, "notices": notices} if notices else {"tools": tools}
 
     async def _call(self, params: Mapping[str, Any]) -> Any:
         if "arguments" in params and params["arguments"] is None:
@@ -415,6 +418,18 @@ def main(argv: list[str] | None = None) -> None:
         default="lexical",
         help="the ranker of every run; only 'lexical' claims the lexical profile (default: lexical)",
     )
+    parser.add_argument(
+        "--eviction",
+        choices=EVICTION_POLICIES,
+        help="claim the eviction profile: runs opened with eviction roll their active set, least recently used "
+        "first (default: off, growth only)",
+    )
+    parser.add_argument(
+        "--refresh",
+        action="store_true",
+        help="claim the refresh profile: runs opened with refresh re-list a server on "
+        "notifications/tools/list_changed (default: off, the catalog read at open)",
+    )
     args = parser.parse_args(argv)
     try:
         ranker = make_ranker(args.ranker)
@@ -425,6 +440,8 @@ def main(argv: list[str] | None = None) -> None:
         list_timeout=args.list_timeout,
         call_timeout=args.call_timeout,
         connect_timeout=args.connect_timeout,
+        eviction=args.eviction,
+        refresh=args.refresh,
     )
     asyncio.run(serve(driver))
 

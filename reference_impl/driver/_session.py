@@ -14,6 +14,7 @@ from .._bounds import shown
 from .._config import HttpTarget, ServerConfig, StdioTarget, Target, ToolPolicy, check_server_id
 from .._connections import DEFAULT_CONNECT_TIMEOUT
 from .._errors import ServerConnectionError
+from .._eviction import EVICTION_POLICIES
 from .._loop import assemble_request
 from .._ranking import LexicalRanker, Ranker
 from .._toolset import DEFAULT_LIST_TIMEOUT, AdaptiveToolset, open_toolset
@@ -135,12 +136,19 @@ class ReferenceDriver:
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         max_runs: int = MAX_RUNS,
+        eviction: str | None = None,
+        refresh: bool = False,
     ) -> None:
+        if eviction is not None and eviction not in EVICTION_POLICIES:
+            raise ValueError(f"eviction must be one of {list(EVICTION_POLICIES)} or None, got {shown(eviction)}")
         self.ranker = ranker or LexicalRanker()
         self.list_timeout = list_timeout
         self.call_timeout = call_timeout
         self.connect_timeout = connect_timeout
         self.max_runs = max_runs
+        #: The optional profiles this driver claims, and turns on in the runs that ask (P37, P38).
+        self.eviction = eviction
+        self.refresh = refresh
         self._runs: dict[str, _Run] = {}
         self._opening: dict[str, _Opening] = {}
         self._ids = itertools.count(1)
@@ -148,6 +156,11 @@ class ReferenceDriver:
         # (a flood of stdio servers) they must still be answered.
         preload()
         self._version = _package_version()
+
+    @classmethod
+    def with_eviction_and_refresh(cls) -> ReferenceDriver:
+        """The reference claiming every profile: ``--sut reference_impl.driver:ReferenceDriver.with_eviction_and_refresh``."""
+        return cls(eviction="lru", refresh=True)
 
     async def initialize(self, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
         params = _as_json(params or {})
@@ -158,6 +171,7 @@ class ReferenceDriver:
                 f"protocolVersion {shown(requested)} is not supported; this driver speaks {PROTOCOL_VERSION!r}"
             )
         profiles = ["core", "lexical"] if self.ranker.name == "lexical" else ["core"]
+        profiles += ["eviction"] * (self.eviction is not None) + ["refresh"] * self.refresh
         return {
             "name": "reference_impl",
             "version": self._version,
@@ -188,6 +202,9 @@ class ReferenceDriver:
                     list_timeout=_seconds(params, "listTimeoutSeconds", self.list_timeout),
                     call_timeout=_seconds(params, "callTimeoutSeconds", self.call_timeout),
                     connect_timeout=_seconds(params, "connectTimeoutSeconds", self.connect_timeout),
+                    # A profile this driver does not claim is not turned on, whatever the run asks (P2).
+                    eviction=params.get("eviction") if self.eviction is not None else None,
+                    refresh=bool(params.get("refresh", False)) and self.refresh,
                 ) as toolset:
                     ready.set_result(toolset)
                     await stop.wait()
@@ -234,13 +251,23 @@ class ReferenceDriver:
         await self._settled(run_id)
         run = self._run("run.definitions", {"runId": run_id})
         async with run.lock:
+            await run.toolset.settled()  # P39: after the re-listings begun before this request
             return run.toolset.request_definitions()
+
+    async def notices(self, run_id: Any) -> list[dict[str, Any]]:
+        """What the run has to tell its operator (P40): the ``notices`` of ``run.definitions``."""
+        await self._settled(run_id)
+        run = self._run("run.definitions", {"runId": run_id})
+        async with run.lock:
+            await run.toolset.settled()
+            return [dict(notice) for notice in run.toolset.notices]
 
     async def call(self, run_id: Any, name: Any, arguments: Any = None) -> dict[str, Any]:
         await self._settled(run_id)
         params = {"runId": run_id, "name": name, "arguments": _as_json({} if arguments is None else arguments)}
         run = self._run("run.call", params)
         async with run.lock:
+            await run.toolset.settled()
             return await run.toolset.call(name, params["arguments"])
 
     async def request(self, run_id: Any, extra_tools: Any = ()) -> list[dict[str, Any]]:
@@ -248,6 +275,7 @@ class ReferenceDriver:
         params = {"runId": run_id, "extraTools": _as_json(extra_tools)}
         run = self._run("run.request", params)
         async with run.lock:
+            await run.toolset.settled()
             return assemble_request(run.toolset.request_definitions(), params["extraTools"])
 
     async def close_run(self, run_id: Any) -> None:
