@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import conformance._manifest as manifest_module
-from conformance._cli import main
 from conformance._clauses import SENTENCES, load_clauses
+from conformance._cli import main
 from conformance._errors import ConformanceError
 from conformance._manifest import (
     MANIFEST_PATH,
