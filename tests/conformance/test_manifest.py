@@ -135,7 +135,9 @@ def test_no_unimplemented_entry_names_an_implemented_or_unknown_sentence() -> No
 
 def test_the_reference_cites_only_known_clauses_and_sentences() -> None:
     unknown = [
-        f"{c.location}: {c.ref}" for c in reference_citations() if c.ref not in SENTENCES and c.ref not in load_clauses()
+        f"{c.location}: {c.ref}"
+        for c in reference_citations()
+        if c.ref not in SENTENCES and c.ref not in load_clauses()
     ]
 
     assert unknown == [], f"reference_impl cites ids SPEC.md does not define: {unknown}"
