@@ -177,8 +177,8 @@ class AdaptiveToolset:
         """The discovery tool: activate the best matching candidates for the next turn."""
         try:
             args = parse_arguments(arguments, frozenset(self._policies))
-        # DSC-7.1, DSC-7.2, DSC-7.3, DSC-7.4: refused arguments give an error result before anything is activated.
         except InvalidDiscoveryArguments as error:
+            # DSC-7.1, DSC-7.2, DSC-7.3, DSC-7.4: an error result, before anything is activated.
             return error_result(f"{DISCOVERY_TOOL}: {error}")
         entries = self.catalog.entries
         # DSC-8.1: an empty server_ids is no scope, like a missing one (ID-14).
