@@ -2,7 +2,8 @@
 
 anyio requires that a client be closed by the task that opened it, so every connection
 lives in a task of its own that opens the client, lists every page of tools, then waits
-until it is told to stop and closes the client itself. A connection of a run with refresh
+until it is told to stop and closes the client itself. Without refresh the listing is read
+once, when the run opens (CAT-6.1). A connection of a run with refresh
 also follows the server's ``notifications/tools/list_changed`` (on a ``subscriptions/listen``
 stream on the 2026-07-28 revision, on the connection itself before it) and lists the server
 again, coalescing a storm of notifications into as few listings as it can.
@@ -37,6 +38,7 @@ from ._stdio import stdio_transport
 
 __all__ = ["DEFAULT_CONNECT_TIMEOUT", "Connection", "ListingListener"]
 
+# CAT-2.4 (MAY): the bound of pages this implementation follows (ID-8), past the 1,000 of CAT-2.1.
 MAX_PAGES = 10_000
 #: Seconds a server may take to start (or be reached) and complete the MCP handshake.
 DEFAULT_CONNECT_TIMEOUT = 20.0
@@ -55,7 +57,7 @@ class _TappedReader:
     """A read stream that remembers the raw result of the last ``tools/list`` response.
 
     The SDK validates results into models that coerce ``"true"`` to ``True``; read-only
-    must see the JSON value the server actually sent.
+    must see the JSON value the server actually sent (POL-5.4).
     """
 
     def __init__(self, inner: Any, sink: list[Any]) -> None:
@@ -175,6 +177,7 @@ class Connection:
         if isinstance(target, StdioTarget):
             params = StdioServerParameters(
                 command=target.command,
+                # CAT-1.4: the configured command, args (none when none are given) and env.
                 args=list(target.args),
                 env=dict(target.env) if target.env is not None else None,
                 cwd=target.cwd,
@@ -190,6 +193,7 @@ class Connection:
         try:
             # The handshake has a bound of its own (PROTOCOL.md P22): lifted once it is done,
             # so that it never counts against listing or the run's lifetime.
+            # PRO-9.1, PRO-9.2: start-up and handshake are bounded, by connectTimeoutSeconds when the run sets it.
             with anyio.CancelScope(deadline=anyio.current_time() + self.connect_timeout) as handshake:
                 async with self._client_for() as client, anyio.create_task_group() as following:
                     handshake.deadline = math.inf
@@ -198,6 +202,7 @@ class Connection:
                         # Listening starts before the listing, so that no change falls between the two.
                         await following.start(self._listen, client)
                         following.start_soon(self._relist, client)
+                    # ERR-5.2, ERR-5.3: listing is bounded by the run's listTimeoutSeconds, 30 s by default (ID-5).
                     with anyio.fail_after(self.list_timeout):
                         self.tools = await self._list_all(client)
                     self.ready.set()
@@ -214,6 +219,7 @@ class Connection:
             error = _single(caught)
             if isinstance(error, ServerConnectionError):
                 self.error = error
+            # ERR-5.1, ERR-5.2: every way of failing names the server.
             elif isinstance(error, TimeoutError):
                 self.error = ServerConnectionError(
                     f"server {self.config.id!r} did not finish listing its tools within {self.list_timeout:g} s",
@@ -301,14 +307,20 @@ class Connection:
     async def _list_all(self, client: Client) -> list[Any]:
         tools: list[Any] = []
         cursor: str | None = None
+        # CAT-2.4: a server still handing out cursors at the bound fails the run, named (below).
         for _ in range(MAX_PAGES):
             self._raw_pages.clear()
             try:
+                # ERR-8.1: the SDK refuses a malformed definition (a name that is not a string, an input
+                # schema whose type is not object).
                 page = await client.list_tools(cursor=cursor, cache_mode="refresh")
             except ValidationError as error:
                 raise self._malformed(error) from None
+            # CAT-2.2: a tool on a later page is in the catalog like any other.
             tools.extend(self._raw_tools(page))
             cursor = page.next_cursor
+            # CAT-2.1, CAT-2.3: the end is a cursor absent, null or empty; a page with one is never the
+            # last, even an empty one.
             if not cursor:
                 return tools
         raise ServerConnectionError(
@@ -319,12 +331,14 @@ class Connection:
     def _raw_tools(self, page: types.ListToolsResult) -> list[Any]:
         if self._raw_pages:
             raw = self._raw_pages[-1].get("tools")
+            # CAT-1.2: each tool as the server sent it: name, description, input schema and the raw annotations.
             if isinstance(raw, list) and len(raw) == len(page.tools):
                 return raw
         # In memory there is no wire: the models are all there is.
         return [tool.model_dump(by_alias=True, mode="json", exclude_none=True) for tool in page.tools]
 
     def _malformed(self, error: ValidationError) -> ServerConnectionError:
+        # ERR-8.2: the run fails (ID-4) naming the server and the tool's position, and its name when it has one.
         problem = error.errors()[0] if error.errors() else {"loc": (), "msg": str(error)}
         location = ".".join(str(part) for part in problem.get("loc", ()))
         tool = ""
@@ -345,11 +359,13 @@ class Connection:
         client = self._client
         if client is None:
             return error_result(f"server {self.config.id!r} is not connected")
+        # GATE-4.2, GATE-4.3: a call that cannot be sent is an error result, and the connection stays as it was.
         if deeper_than(arguments, MAX_DEPTH - 1):
             return error_result(
                 f"calling {name!r} on server {self.config.id!r} was refused: its arguments nest deeper than "
                 f"{MAX_DEPTH - 1} levels; the call was not sent"
             )
+        # GATE-4.5: a lone surrogate is refused here, so that no transport loses the server trying to write it.
         where = unencodable(arguments, "arguments")
         if where is not None:
             # No transport can write it, and some would lose the connection trying.
@@ -358,13 +374,16 @@ class Connection:
                 "which UTF-8 JSON cannot carry; the call was not sent"
             )
         try:
+            # GATE-4.4: a call past the run's callTimeoutSeconds is an error result, and the run stays usable.
             timeout = self.call_timeout if self.call_timeout is not None else math.inf
             with anyio.fail_after(timeout):
                 result = await client.call_tool(name, dict(arguments))
         except TimeoutError:
             return error_result(f"server {self.config.id!r} did not answer {name!r} within {self.call_timeout:g} s")
         except Exception as error:
+            # GATE-4.2, GATE-4.3: a failure of any kind comes back as an error result, never as an exception.
             return error_result(f"calling {name!r} on server {self.config.id!r} failed: {_describe(error)}")
+        # CAT-4.4: the server's content blocks, error flag and structuredContent, unchanged.
         return result.model_dump(
             by_alias=True,
             mode="json",
@@ -374,4 +393,5 @@ class Connection:
 
 
 def error_result(message: str) -> dict[str, Any]:
+    # GATE-4.1, GATE-4.2: a refusal or a failure is a tool result with the error flag and a message.
     return {"content": [{"type": "text", "text": message}], "isError": True}

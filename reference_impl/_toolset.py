@@ -6,6 +6,8 @@ A run opened with ``eviction="lru"`` lets the active set roll within the dynamic
 least recently used first; a run opened with ``refresh=True`` follows each server's catalog
 when the server sends ``notifications/tools/list_changed``. Both change the one active set,
 so they too move the two gates together.
+
+Runs share nothing but the configuration they read and never write (ISO-1.1, ISO-1.2, ISO-2.1).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ __all__ = ["AdaptiveToolset", "open_toolset"]
 
 _log = logging.getLogger("reference_impl")
 
+# ERR-5.2: how long a server may take to list its tools (ID-5).
 DEFAULT_LIST_TIMEOUT = 30.0
 
 
@@ -47,11 +50,14 @@ def _check_base_tools(base_tools: Sequence[Mapping[str, Any]]) -> list[dict[str,
             raise ConfigurationError(
                 f"baseTools[{i}] must be an object with a non-empty string 'name', got {tool!r:.80}"
             )
+        # DEF-5.2: a base tool named like the discovery tool is a configuration error, registered or not (ID-15);
+        # the message names both (DEF-5.3).
         if tool["name"] == DISCOVERY_TOOL:
             raise ConfigurationError(
                 f"baseTools[{i}] {DISCOVERY_TOOL!r} collides with the discovery tool {DISCOVERY_TOOL}; "
                 "rename the base tool"
             )
+        # DEF-5.5: two base tools of one name.
         if tool["name"] in names:
             raise ConfigurationError(f"baseTools[{i}].name {tool['name']!r} is already taken in this request")
         names.add(tool["name"])
@@ -62,6 +68,7 @@ def _check_base_tools(base_tools: Sequence[Mapping[str, Any]]) -> list[dict[str,
 def _check_base_collisions(base_tools: Sequence[Mapping[str, Any]], catalog: Catalog) -> None:
     """Refuse a base tool named like an MCP tool of the run: calls by that name would be ambiguous."""
     for i, tool in enumerate(base_tools):
+        # DEF-5.1: named like a tool of the catalog, active or not, by its qualified or its exposed name; DEF-5.3.
         entry = catalog.by_qualified.get(tool["name"]) or catalog.by_exposed.get(tool["name"])
         if entry is not None:
             raise ConfigurationError(
@@ -124,6 +131,8 @@ class AdaptiveToolset:
         self._builder = builder
         self._policies = {server.id: server.policy for server in servers}
         first = select_first_round(servers, catalog, eligibility, index, budgets, user_message)
+        # DEF-3.1: the active set only grows, in order of activation (ID-1); ISO-1.1: it belongs to this run
+        # alone, and no other run's discovery touches it.
         self._active: list[int] = list(first.active)
         self._active_set: set[int] = set(first.active)
         self._per_server: dict[str, int] = {server.id: 0 for server in servers}
@@ -160,6 +169,7 @@ class AdaptiveToolset:
 
     @property
     def discovery_registered(self) -> bool:
+        # DSC-1.1, DSC-1.2: registered exactly when a server of the run is in auto mode.
         return bool(self._eligibility.auto_servers)
 
     @property
@@ -169,12 +179,16 @@ class AdaptiveToolset:
 
     def definitions(self) -> list[dict[str, Any]]:
         """The toolset's definitions for the next model request: discovery tool, then active tools."""
+        # DEF-1.1, DEF-2.1: built anew on every read from the active set, so a tool activated by discovery is
+        # in the very next list (DEF-2.2, CAT-1.3) and an unchanged run reads the same list (DEF-4.1, DEF-4.2);
+        # a tool the policy excludes is never active, so never here (POL-1.2).
         tools = [discovery_definition()] if self.discovery_registered else []
         tools += [self.catalog.entries[i].definition() for i in self._active]
         return tools
 
     def request_definitions(self) -> list[dict[str, Any]]:
         """Base tools followed by the toolset's definitions: everything a request carries."""
+        # DEF-1.3: base tools as given, first; BUD-1.1: the first round fits 96 with them (BUD-1.2).
         return [dict(tool) for tool in self._base_tools] + self.definitions()
 
     def can_execute(self, name: str) -> bool:
@@ -183,11 +197,15 @@ class AdaptiveToolset:
     async def call(self, name: str, arguments: Any = None) -> dict[str, Any]:
         """Run one tool call through the execution gate. Never raises for a refused or failed call."""
         if name == DISCOVERY_TOOL and self.discovery_registered:
+            # DSC-9.1: discovery runs here, on the catalog alone: it calls no server's tool.
             return self.search(arguments if arguments is not None else {})
         entry = self._active_by_name.get(name)
         if entry is None:
+            # DEF-5.4: a base tool's name never reaches a server (ID-6).
             if any(tool["name"] == name for tool in self._base_tools):
                 return error_result(f"{shown(name)} is a base tool; base tools run outside the MCP toolset")
+            # GATE-1.1, POL-1.3: any name not active is refused with an error result (GATE-4.1), and no server is
+            # called (GATE-1.2). GATE-2.1, GATE-2.2: the hint names discovery only when it is registered.
             hint = (
                 f" Call {DISCOVERY_TOOL} with a description of what you need; tools it activates are "
                 "available on your next turn."
@@ -197,6 +215,8 @@ class AdaptiveToolset:
             return error_result(f"Tool {shown(name)} is not active in this run and cannot be executed.{hint}")
         if arguments is not None and not isinstance(arguments, Mapping):
             return error_result(f"arguments for {name!r} must be an object, got {shown(arguments)}")
+        # CAT-4.1, CAT-4.2, CAT-4.3: to the server the prefix names, under the original name, with the arguments
+        # as given; GATE-3.1: a tool discovery activated is in _active_by_name from then on.
         result = await self._connections[entry.server_id].call(entry.name, arguments or {})
         if not result.get("isError") and self._active_by_name.get(name) is entry:
             # A call that succeeded is a use: eviction takes the least recently used first.
@@ -213,10 +233,13 @@ class AdaptiveToolset:
         try:
             args = parse_arguments(arguments, frozenset(self._policies))
         except InvalidDiscoveryArguments as error:
+            # DSC-7.1, DSC-7.2, DSC-7.3, DSC-7.4: an error result, before anything is activated.
             return error_result(f"{DISCOVERY_TOOL}: {error}")
         entries = self.catalog.entries
+        # DSC-8.1: an empty server_ids is no scope, like a missing one (ID-14).
         scope = set(args.server_ids)
-        # With eviction the tools that may make room count as room, least recently used first.
+        # DSC-5.4, BUD-2.1, BUD-2.2: nothing is activated past the dynamic capacity (with eviction,
+        # the tools that may make room count as room, least recently used first).
         evictable = self._evictable() if self.eviction is not None else []
         room = self.budgets.dynamic_capacity - len(self._active) + len(evictable)
         matched: list[str] = []
@@ -224,16 +247,23 @@ class AdaptiveToolset:
         activated: list[int] = []
         evicted: list[CatalogEntry] = []
         skipped: dict[str, str] = {}
+        # DSC-10.1, DSC-10.2, DSC-10.3: candidates with a relevance signal from the query, best first; so a
+        # call may activate fewer tools than its bounds allow, even none (DSC-5.6).
         for i in self._index.matches(args.query):
             entry = entries[i]
+            # DSC-4.3, DSC-4.1: in the scope, of an auto server; a server not in auto mode finds nothing (DSC-8.2).
             if (scope and entry.server_id not in scope) or entry.server_id not in self._eligibility.auto_servers:
                 continue
+            # DSC-4.2, DSC-4.4, POL-1.4: not active yet, and admitted by its server's policy whatever its score.
             if i in self._active_set or not self._eligibility.is_eligible(i) or entry in evicted:
                 continue
+            # DSC-5.1, DSC-5.4: at most limit, at most what fits.
             if len(activated) >= min(args.limit, room):
                 break
             matched.append(entry.qualified_name)
             examined[entry.qualified_name] = i
+            # DSC-4.5, DSC-5.5, SEL-3.1: never past the server's maxActiveTools; the first round's cap of 12 does not
+            # apply here (SEL-1.3).
             if self._per_server[entry.server_id] >= self._policies[entry.server_id].max_active_tools:
                 skipped[entry.qualified_name] = "server at maxActiveTools"
             else:
@@ -243,6 +273,7 @@ class AdaptiveToolset:
                 activated.append(i)
         self._recency.use(entries[i].qualified_name for i in activated)
         index, query = self._index, args.query
+        # ISO-3.1 (MAY): what the call matched, activated and skipped, and why.
         self.trace.discoveries.append(
             DiscoveryTrace(
                 query=args.query,
@@ -254,10 +285,12 @@ class AdaptiveToolset:
                 score=lambda name: index.breakdown(examined[name], query),
             )
         )
+        # DSC-6.1, DSC-9.2: only the tools this call activated, in ranking order (DSC-10.3).
         found = [{"name": entries[i].exposed_name, "description": entries[i].description} for i in activated]
         remaining = self.budgets.dynamic_capacity - len(self._active)
         lines = [f"- {tool['name']}: {tool['description']}" for tool in found]
         text = (
+            # DSC-6.4: the text names each by the name the model will call.
             "Activated these tools; they are available on your next turn:\n" + "\n".join(lines)
             if found
             else "No matching tool could be activated."
@@ -267,13 +300,16 @@ class AdaptiveToolset:
                 f"- {entry.exposed_name}" for entry in evicted
             )
         text += f"\nActive MCP tools: {len(self._active)}; remaining capacity: {remaining}."
+        # PRO-6.2: the discovery schema's fields.
         structured: dict[str, Any] = {
             "activated": found,
+            # DSC-6.2, DSC-6.3: the MCP tools active after the call, and the dynamic capacity left.
             "activeCount": len(self._active),
             "remainingCapacity": remaining,
         }
         if evicted:
             structured["evicted"] = [{"name": entry.exposed_name} for entry in evicted]
+        # DSC-5.7: activating nothing is a success too.
         return {"content": [{"type": "text", "text": text}], "isError": False, "structuredContent": structured}
 
     def _activate(self, i: int) -> None:
@@ -382,10 +418,12 @@ async def _open_connections(
     task_group: anyio.abc.TaskGroup, connections: Sequence[Connection]
 ) -> ServerConnectionError | None:
     for connection in connections:
+        # CAT-1.1: every configured server is started and listed, all at once.
         task_group.start_soon(connection.run)
     for connection in connections:
         await connection.ready.wait()
     # Report the first failure in configuration order, so the message is stable.
+    # ERR-5.1, ERR-5.2: a server that cannot be started, reached or listed in time fails the run, named.
     return next((c.error for c in connections if c.error is not None), None)
 
 
@@ -407,9 +445,11 @@ async def open_toolset(
 
     ``eviction="lru"`` lets the active set roll within the dynamic capacity (SPEC.md EVC);
     ``refresh=True`` re-lists a server on ``notifications/tools/list_changed`` (SPEC.md RFR).
-    Every connection opened is closed when the block ends, and also when opening fails,
-    before the error propagates.
+    Every connection opened is closed when the block ends (ERR-7.1), and also when opening
+    fails, before the error propagates (ERR-6.1). What a caller leaves out counts as none and
+    as empty (SEL-4.4).
     """
+    # ERR-3.1 to ERR-3.6, DEF-5.2, DEF-5.5: the configuration fails before any server is contacted.
     validate_servers(servers)
     base = _check_base_tools(base_tools)
     connections = {
@@ -429,11 +469,13 @@ async def open_toolset(
             if error is not None:
                 raise error
             catalog = Catalog.from_listings({sid: c.tools for sid, c in connections.items()})
+            # DEF-5.1: before any tool is exposed.
             _check_base_collisions(base, catalog)
             eligibility = resolve_policies(servers, catalog)
             docs = [ToolDoc(e.qualified_name, e.server_id, e.name, e.description, e.read_only) for e in catalog.entries]
             chosen = ranker or LexicalRanker()
             index = chosen.index(docs, system_prompt)
+            # BUD-1.2, BUD-2.2: d is 1 when the discovery tool is registered (DSC-1.1).
             budgets = Budgets(base_tools=len(base), discovery_tools=1 if eligibility.auto_servers else 0)
             builder = _Builder(tuple(servers), base, chosen, system_prompt) if refresh else None
             toolset = AdaptiveToolset(
@@ -455,6 +497,8 @@ async def open_toolset(
         except Exception as error:  # re-raised below, once every connection is closed
             failure = error
         finally:
+            # ERR-6.1, ERR-7.1: every connection ends, whether the run closed or failed to open; the error
+            # is raised once they have.
             for connection in connections.values():
                 connection.stop.set()
     if failure is not None:

@@ -46,7 +46,10 @@ def _invalid(message: str, path: str | None = None) -> DriverError:
 
 
 def check_params(method: str, params: Any) -> None:
-    """Refuse params that break the method's schema, naming the method and the JSON path."""
+    """Refuse params that break the method's schema, naming the method and the JSON path.
+
+    PRO-4.1, PRO-4.2: called first by every method, so such a request has no effect.
+    """
     problem = params_problem(method, params)
     if problem is not None:
         raise _invalid(f"{method}: {problem.path}: {problem.message}", problem.path)
@@ -58,6 +61,7 @@ def _target(transport: Mapping[str, Any]) -> Target:
         env = transport.get("env")
         return StdioTarget(
             command=transport["command"],
+            # CAT-1.4: no args when the configuration gives none; env as given.
             args=tuple(transport.get("args", ())),
             env=dict(env) if env is not None else None,
         )
@@ -187,6 +191,7 @@ class ReferenceDriver:
             raise ServerConnectionError(
                 f"this driver has {self.max_runs} runs open, its limit; close a run (run.close) before opening another"
             )
+        # SEL-4.4: servers, base tools, user message and system prompt left out count as none and as empty.
         base = params.get("baseTools", [])
         ready: asyncio.Future[AdaptiveToolset] = asyncio.get_running_loop().create_future()
         stop = asyncio.Event()
@@ -199,6 +204,7 @@ class ReferenceDriver:
                     user_message=params.get("userMessage", ""),
                     system_prompt=params.get("systemPrompt", ""),
                     ranker=self.ranker,
+                    # ERR-5.3, GATE-4.4, PRO-9.2: the caller's bounds on listing, calls and the handshake.
                     list_timeout=_seconds(params, "listTimeoutSeconds", self.list_timeout),
                     call_timeout=_seconds(params, "callTimeoutSeconds", self.call_timeout),
                     connect_timeout=_seconds(params, "connectTimeoutSeconds", self.connect_timeout),
@@ -237,6 +243,7 @@ class ReferenceDriver:
         check_params(method, params)
         run = self._runs.get(params["runId"])
         if run is None:
+            # PRO-8.1, PRO-8.2: a runId of no open run is refused alone; the runs still open stay usable.
             raise DriverError("unknown_run", f"no open run with runId {shown(params['runId'])}")
         return run
 
@@ -275,6 +282,7 @@ class ReferenceDriver:
         params = {"runId": run_id, "extraTools": _as_json(extra_tools)}
         run = self._run("run.request", params)
         async with run.lock:
+            # BUD-3.4: a refused request changes nothing, and the run stays open (ID-16).
             await run.toolset.settled()
             return assemble_request(run.toolset.request_definitions(), params["extraTools"])
 
@@ -284,12 +292,13 @@ class ReferenceDriver:
         async with run.lock:
             if self._runs.get(run_id) is not run:  # closed while this request waited its turn
                 raise DriverError("unknown_run", f"no open run with runId {shown(run_id)}")
+            # ERR-7.1: closing a run closes its connections; its runId then names no open run (PRO-8.1).
             del self._runs[run_id]
             run.stop.set()
             await asyncio.wait([run.task])
 
     async def aclose(self) -> None:
-        """Close every run at once, and stop opening the ones still being opened."""
+        """Close every run at once, and stop opening the ones still being opened (PRO-7.1)."""
         runs, opening = list(self._runs.values()), list(self._opening.values())
         self._runs.clear()
         for run in runs:
