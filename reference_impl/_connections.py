@@ -246,6 +246,7 @@ class Connection:
 
     async def _on_message(self, message: Any) -> None:
         # Before the 2026-07-28 revision the notification arrives on the connection.
+        # RFR-1.1: before the 2026-07-28 revision, the notification comes on the connection.
         if isinstance(message, types.ToolListChangedNotification):
             self._heard_one()
 
@@ -263,6 +264,7 @@ class Connection:
             task_status.started()  # before that revision the notification comes on the connection; or never
             return
         try:
+            # RFR-1.1: from the 2026-07-28 revision on, on a subscriptions/listen stream.
             async with client.listen(tools_list_changed=True) as events:
                 task_status.started()
                 async for _event in events:
@@ -279,6 +281,8 @@ class Connection:
         while True:
             await self._wake.wait()
             self._wake = anyio.Event()
+            # RFR-1.1: every page again (CAT-2); RFR-5.1: a storm of notifications is one listing per wake-up,
+            # covering every notification heard before it began.
             while self._covered < self._heard:
                 covering = self._heard
                 try:
@@ -290,6 +294,7 @@ class Connection:
                         if isinstance(_single(error), TimeoutError)
                         else _describe(_single(error))
                     )
+                    # RFR-5.2: a failed listing is a notice, never a failure of the run.
                     self._listener.listing_failed(self.config.id, reason)
                 else:
                     if self._listener.apply_listing(self.config.id, tools):

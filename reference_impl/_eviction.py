@@ -2,7 +2,8 @@
 
 A tool's last use is the later of its activation and its last call that succeeded. Tools
 activated together (the first round, one discovery call) share a moment; among tools of one
-moment the smallest qualified name goes first, so the same run always evicts the same tools.
+moment the smallest qualified name goes first, so the same run always evicts the same tools
+(EVC-3.2, EVC-3.3, EVC-3.4).
 """
 
 from __future__ import annotations
@@ -33,4 +34,5 @@ class Recency:
 
     def least_recent(self, names: Iterable[str]) -> list[str]:
         """``names``, least recently used first, ties by qualified name (code points)."""
+        # EVC-3.2: earliest last use first; EVC-3.3: ties in code-point order of qualified names (str order).
         return sorted(names, key=lambda name: (self._last.get(name, 0), name))

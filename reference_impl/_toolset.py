@@ -90,6 +90,7 @@ class _Builder:
     def rebuild(self, listings: Mapping[str, Sequence[Any]]) -> tuple[Catalog, Eligibility, RankingIndex]:
         """Raises what a run fails to open with (malformed or colliding tools), except for names a
         policy gives that the server no longer offers: after a refresh those simply match nothing."""
+        # RFR-3.1: a new listing goes through the same catalog checks and policy filter as the first one.
         catalog = Catalog.from_listings(listings)
         _check_base_collisions(self.base_tools, catalog)
         eligibility = resolve_policies(self.servers, catalog, strict=False)
@@ -142,6 +143,7 @@ class AdaptiveToolset:
             catalog.entries[i].exposed_name: catalog.entries[i] for i in first.active
         }
         self._recency = Recency()
+        # EVC-3.3: the first round's tools share one moment of last use.
         self._recency.use(catalog.entries[i].qualified_name for i in first.active)
         first_round_per_server = dict(self._per_server)
         policies = self._policies
@@ -218,6 +220,7 @@ class AdaptiveToolset:
         # CAT-4.1, CAT-4.2, CAT-4.3: to the server the prefix names, under the original name, with the arguments
         # as given; GATE-3.1: a tool discovery activated is in _active_by_name from then on.
         result = await self._connections[entry.server_id].call(entry.name, arguments or {})
+        # EVC-3.2: a call that came back without the error flag is a use of the tool.
         if not result.get("isError") and self._active_by_name.get(name) is entry:
             # A call that succeeded is a use: eviction takes the least recently used first.
             self._recency.use([entry.qualified_name])
@@ -240,6 +243,7 @@ class AdaptiveToolset:
         scope = set(args.server_ids)
         # DSC-5.4, BUD-2.1, BUD-2.2: nothing is activated past the dynamic capacity (with eviction,
         # the tools that may make room count as room, least recently used first).
+        # EVC-1.2, EVC-5.3: in a run with eviction, the tools it may evict count as room (DSC-5.4 gives way).
         evictable = self._evictable() if self.eviction is not None else []
         room = self.budgets.dynamic_capacity - len(self._active) + len(evictable)
         matched: list[str] = []
@@ -267,10 +271,13 @@ class AdaptiveToolset:
             if self._per_server[entry.server_id] >= self._policies[entry.server_id].max_active_tools:
                 skipped[entry.qualified_name] = "server at maxActiveTools"
             else:
+                # EVC-1.1, EVC-1.2: one eviction per activation past the dynamic capacity, and none before it; a call
+                # that activates nothing evicts nothing (EVC-1.3). After the maxActiveTools check above (EVC-5.2).
                 if len(self._active) >= self.budgets.dynamic_capacity:
                     evicted.append(self._evict(evictable.pop(0)))
                 self._activate(i)
                 activated.append(i)
+        # EVC-3.3: the tools one discovery call activates share a moment.
         self._recency.use(entries[i].qualified_name for i in activated)
         index, query = self._index, args.query
         # ISO-3.1 (MAY): what the call matched, activated and skipped, and why.
@@ -296,6 +303,7 @@ class AdaptiveToolset:
             else "No matching tool could be activated."
         )
         if evicted:
+            # EVC-4.2: the text names each evicted tool.
             text += "\nDeactivated to make room; these can no longer be called:\n" + "\n".join(
                 f"- {entry.exposed_name}" for entry in evicted
             )
@@ -308,6 +316,7 @@ class AdaptiveToolset:
             "remainingCapacity": remaining,
         }
         if evicted:
+            # EVC-4.1, EVC-4.3: evicted, under the names the model called them by, only when the call evicted.
             structured["evicted"] = [{"name": entry.exposed_name} for entry in evicted]
         # DSC-5.7: activating nothing is a success too.
         return {"content": [{"type": "text", "text": text}], "isError": False, "structuredContent": structured}
@@ -323,13 +332,17 @@ class AdaptiveToolset:
         return {i for indexes in self._eligibility.required.values() for i in indexes}
 
     def _evictable(self) -> list[int]:
-        """Active tools a discovery call may evict, least recently used first: never a required one."""
+        """Active tools a discovery call may evict, least recently used first: never a required one (EVC-3.1),
+        never one the call itself activates (taken before it activates any)."""
         required = self._required()
         by_name = {self.catalog.entries[i].qualified_name: i for i in self._active if i not in required}
         return [by_name[name] for name in self._recency.least_recent(by_name)]
 
     def _evict(self, i: int) -> CatalogEntry:
-        """Take a tool out of the active set: out of the definitions and the gate at once."""
+        """Take a tool out of the active set: out of the definitions and the gate at once (EVC-2.1, EVC-2.2).
+
+        It is a discovery candidate again for later calls (EVC-5.1): only the active set held it out.
+        """
         entry = self.catalog.entries[i]
         self._active.remove(i)
         self._active_set.discard(i)
@@ -351,19 +364,26 @@ class AdaptiveToolset:
             raise RuntimeError("this toolset was not opened with refresh")
         listings = {sid: (tools if sid == server_id else c.tools) for sid, c in self._connections.items()}
         try:
+            # RFR-1.2: the new listing replaces what the catalog held for the server, for every later read.
             catalog, eligibility, index = self._builder.rebuild(listings)
         except ToolsetError as error:
+            # RFR-5.2, RFR-5.3: an unusable listing leaves the run open and the server its last good catalog (ID-18).
             self.listing_failed(server_id, error.message)
             return False
+        # RFR-1.3: catalog, eligibility and active set change together, between two requests: the definitions
+        # and the gate read the one active set.
         previous = [self.catalog.entries[i] for i in self._active]
         self.catalog, self._eligibility, self._index = catalog, eligibility, index
         self._active, self._active_set, self._active_by_name = [], set(), {}
         self._per_server = dict.fromkeys(self._per_server, 0)
         for old in previous:
             new = catalog.by_qualified.get(old.qualified_name)
+            # RFR-2.1, RFR-2.2, RFR-2.3: a tool no longer listed leaves the active set and the catalog; RFR-4.2: so
+            # does one a change made ineligible; RFR-4.3: a renamed one is the old name gone and a new one judged.
             if new is None or not eligibility.is_eligible(new.index):
                 self._recency.forget(old.qualified_name)  # removed, renamed, or no longer admitted
                 continue
+            # RFR-4.1: carried over with its new definition; RFR-3.2, RFR-4.4: new eligible tools wait for discovery.
             self._activate(new.index)
         self._activate_required()
         return True
@@ -371,9 +391,11 @@ class AdaptiveToolset:
     def _activate_required(self) -> None:
         """Activate the required tools a refresh brought, where they fit; say so where they do not."""
         added = []
+        # RFR-3.3: a refresh activates a new tool only when the policy makes it required.
         for i in sorted(self._required() - self._active_set):
             entry = self.catalog.entries[i]
             cap = self._policies[entry.server_id].max_active_tools
+            # RFR-3.4: where maxActiveTools and the dynamic capacity leave room; RFR-3.5: otherwise inactive, and said.
             if self._per_server[entry.server_id] < cap and len(self._active) < self.budgets.dynamic_capacity:
                 self._activate(i)
                 added.append(entry.qualified_name)
@@ -393,7 +415,8 @@ class AdaptiveToolset:
         self._recency.use(added)
 
     def listing_failed(self, server_id: str, reason: str) -> None:
-        """A re-listing failed: the server keeps the catalog of its last good listing (ID-18)."""
+        """A re-listing failed: the server keeps the catalog of its last good listing (ID-18, RFR-5.3),
+        and the run says so in a notice naming it (RFR-5.4)."""
         self._notice(
             "listing_failed_kept",
             server_id,
