@@ -124,12 +124,15 @@ class ServerCore:
         self.record("process_exit", code=code, reason=reason)
         os._exit(code)
 
-    async def delay(self) -> None:
+    async def delay(self) -> bool:
+        """Wait out the ``slow`` fault; True when the server stopped before it was over."""
         if self.spec.faults.slow > 0:
             self.fault("slow", seconds=self.spec.faults.slow)
             # Cut short when the server stops, so that stopping never waits on a slow call.
             with anyio.move_on_after(self.spec.faults.slow):
                 await self.stopping.wait()
+                return True
+        return False
 
     # -- tools/list -----------------------------------------------------------------------------
 
@@ -240,13 +243,20 @@ class ServerCore:
     async def _call(self, name: str, arguments: Mapping[str, Any] | None, protocol_version: str | None) -> Outcome:
         args = dict(arguments or {})
         try:
-            await self.delay()
+            stopped = await self.delay()
         except anyio.get_cancelled_exc_class():
             # The client gave up (or went away) while the call was delayed: it did reach the server.
             self.record(
                 "tool_called", name=name, arguments=args, isError=True, cancelled=True, protocolVersion=protocol_version
             )
             raise
+        if stopped:
+            # The server stopped mid-delay: whether the client's going away reached the call
+            # first is a race, and either way the call was cut, never answered.
+            self.record(
+                "tool_called", name=name, arguments=args, isError=True, cancelled=True, protocolVersion=protocol_version
+            )
+            raise MCPError(types.INTERNAL_ERROR, "the server stopped while the call was delayed")
         tool = self.live.by_name.get(name)
         faults = self.spec.faults
         if tool is None:

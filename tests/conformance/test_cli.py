@@ -319,6 +319,7 @@ def test_regression_mode_accepts_a_listed_failure_reports_it_as_xfail_and_refuse
     assert stale_case.get("name") == f"stale expectation POL-5 ({READ_ONLY_TEST})"
 
 
+@pytest.mark.e2e
 def test_a_written_baseline_holds_the_same_run_in_regression_mode(tmp_path: Path) -> None:
     known = tmp_path / "known.toml"
     common = ["--sut-cmd", DEFECT, "--clause", "POL-5", "--no-shrink"]

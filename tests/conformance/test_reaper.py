@@ -48,6 +48,7 @@ def _held(lock: Path) -> bool:
     return False
 
 
+@pytest.mark.e2e
 def test_a_hopping_daemon_and_a_zombie_factory_leave_no_zombie_pile_no_survivor_and_a_finding(tmp_path: Path) -> None:
     lock = tmp_path / "hopper.lock"
     lock.touch()
@@ -82,6 +83,7 @@ def test_a_hopping_daemon_and_a_zombie_factory_leave_no_zombie_pile_no_survivor_
     assert "still running after the suite" in failure["message"]
 
 
+@pytest.mark.e2e
 def test_a_process_that_left_the_tree_is_found_by_the_mark_and_ended(tmp_path: Path) -> None:
     with Reaper() as reaper:
         env = {**os.environ, **reaper.environment()}

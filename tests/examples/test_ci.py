@@ -76,6 +76,7 @@ def installed(venv: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Pat
     return job, done
 
 
+@pytest.mark.e2e
 def test_the_script_installs_the_suite_from_a_local_path_and_certifies(
     venv: Path, installed: tuple[Path, subprocess.CompletedProcess[str]]
 ) -> None:
@@ -98,6 +99,7 @@ def test_the_script_installs_the_suite_from_a_local_path_and_certifies(
     assert where.startswith(str(venv)), where
 
 
+@pytest.mark.e2e
 def test_a_suite_that_cannot_be_installed_leaves_an_error_certificate_with_the_reason(
     venv: Path, tmp_path: Path
 ) -> None:
@@ -114,6 +116,7 @@ def test_a_suite_that_cannot_be_installed_leaves_an_error_certificate_with_the_r
     assert "**Why:** pip could not install" in (tmp_path / "certificate" / "certificate.md").read_text()
 
 
+@pytest.mark.e2e
 def test_a_certification_that_writes_nothing_leaves_an_error_certificate_not_the_previous_one(
     venv: Path, installed: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path
 ) -> None:
@@ -135,6 +138,7 @@ def test_a_certification_that_writes_nothing_leaves_an_error_certificate_not_the
     assert not (folder / "badge.svg").exists()
 
 
+@pytest.mark.e2e
 def test_without_a_source_to_install_from_the_error_certificate_says_what_to_give(tmp_path: Path) -> None:
     done = run_script(tmp_path, SUT_CMD="reference", VENV=str(tmp_path / "venv"))
 

@@ -176,6 +176,7 @@ def test_the_guess_recovers_the_domain_of_every_generated_server(domain: str) ->
         assert guess_domain(tools) == domain, [t["name"] for t in tools]
 
 
+@pytest.mark.e2e
 def test_unrecorded_calls_of_a_captured_tool_honour_its_limit_and_filters(tmp_path: Path) -> None:
     out = tmp_path / "desk.json"
     assert capture_cli(out, "--", *TARGET) == 0
@@ -191,6 +192,7 @@ def test_unrecorded_calls_of_a_captured_tool_honour_its_limit_and_filters(tmp_pa
         assert unbounded and all(ticket["status"] == "closed" for ticket in unbounded)
 
 
+@pytest.mark.e2e
 def test_requests_without_params_carry_no_params_member(tmp_path: Path) -> None:
     log = tmp_path / "received.jsonl"
     captured = anyio.run(lambda: capture([*STRICT, str(log)], timeout=30))
@@ -201,6 +203,7 @@ def test_requests_without_params_carry_no_params_member(tmp_path: Path) -> None:
     assert all(m.get("params", {}) is not None for m in received)
 
 
+@pytest.mark.e2e
 def test_a_time_out_says_what_was_sent_and_what_came_back(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "x.json"
     assert capture_cli(out, "--timeout", "1", "--", *STRICT, str(tmp_path / "log"), "silent") == 1
@@ -212,6 +215,7 @@ def test_a_time_out_says_what_was_sent_and_what_came_back(tmp_path: Path, capsys
     assert not out.exists()
 
 
+@pytest.mark.e2e
 def test_a_server_written_with_the_sdks_mcpserver_is_captured(tmp_path: Path) -> None:
     out = tmp_path / "helpdesk.json"
     assert capture_cli(out, "--", *MCPSERVER_TARGET) == 0
@@ -230,6 +234,7 @@ def npx() -> str:
     return found
 
 
+@pytest.mark.e2e
 def test_the_official_everything_server_is_captured_and_served_again(npx: str, tmp_path: Path) -> None:
     out = tmp_path / "everything.json"
     # The first run downloads the package before the server answers: a long time-out.

@@ -104,6 +104,7 @@ def test_schema_prints_the_shipped_json_schema(capsys: pytest.CaptureFixture[str
     assert schema["required"] == ["servers"]
 
 
+@pytest.mark.e2e
 def test_ledger_summarises_events_sessions_processes_and_faults(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -203,6 +204,7 @@ def test_serve_with_an_unknown_preset_names_the_presets(capsys: pytest.CaptureFi
     assert capsys.readouterr().err.startswith("mcp-fleet serve: --preset: no preset named 'nope'; presets: ")
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("command", [["serve", "seed-example"], ["stdio", "seed-example", "--server-id", "github"]])
 @pytest.mark.parametrize("where", ["missing/ledger.jsonl", "folder", "/proc/version"])
 def test_a_ledger_that_cannot_be_written_fails_at_start_with_exit_2(

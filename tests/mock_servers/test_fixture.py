@@ -77,6 +77,7 @@ def _close_pipes(process: subprocess.Popen[bytes]) -> None:
             pipe.close()
 
 
+@pytest.mark.e2e
 def test_teardown_signals_a_server_left_running_and_no_process_a_forged_line_names(
     tmp_path: Path, signals: Signals
 ) -> None:
@@ -109,6 +110,7 @@ def test_teardown_signals_a_server_left_running_and_no_process_a_forged_line_nam
     assert any(f"(pid {parent}): not signalled" in problem for problem in problems)
 
 
+@pytest.mark.e2e
 def test_a_server_left_running_is_ended_and_reported(tmp_path: Path) -> None:
     factory = FleetFactory(tmp_path, _no_host)
     fleet = factory(SPEC, transport="stdio")

@@ -73,6 +73,7 @@ def test_serve_over_two_processes_gives_stable_urls_and_sigint_ends_every_proces
     assert [e["sessionId"] for e in view.of("session_closed")] == [session]
 
 
+@pytest.mark.e2e
 def test_sigterm_with_calls_in_flight_ends_serve_without_a_traceback(tmp_path: Path) -> None:
     ledger = tmp_path / "ledger.jsonl"
     spec = tmp_path / "slow.json"

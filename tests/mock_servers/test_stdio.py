@@ -205,6 +205,7 @@ INITIALIZE = {
 }
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("depth", [199, 250, 900])
 def test_a_call_nested_deeper_than_the_server_reads_is_answered_with_an_error(tmp_path: Path, depth: int) -> None:
     process = _start(tmp_path / "ledger.jsonl")
@@ -229,6 +230,7 @@ def test_a_call_nested_deeper_than_the_server_reads_is_answered_with_an_error(tm
     assert after == {"jsonrpc": "2.0", "id": 3, "result": {}}
 
 
+@pytest.mark.e2e
 def test_a_server_whose_stdout_the_client_closed_exits_and_records_why(tmp_path: Path) -> None:
     ledger = tmp_path / "ledger.jsonl"
     process = _start(ledger)

@@ -35,6 +35,7 @@ def black_hole() -> Iterator[str]:
         yield f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "argv",
     [[sys.executable, "-c", SLEEP], ["/bin/cat"], [sys.executable, "-c", SLEEP, "eof"]],
@@ -67,6 +68,7 @@ async def test_an_http_endpoint_that_never_replies_fails_the_run_within_the_hand
     assert time.monotonic() - started < 5
 
 
+@pytest.mark.e2e
 async def test_a_server_writing_garbage_is_given_up_and_its_garbage_is_not_logged_line_by_line(
     capfd: pytest.CaptureFixture[str],
 ) -> None:
@@ -80,6 +82,7 @@ async def test_a_server_writing_garbage_is_given_up_and_its_garbage_is_not_logge
     assert len(capfd.readouterr().err) < 2000
 
 
+@pytest.mark.e2e
 async def test_only_the_start_of_a_servers_stderr_reaches_the_hosts(
     tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
@@ -94,6 +97,7 @@ async def test_only_the_start_of_a_servers_stderr_reaches_the_hosts(
     assert f"[server 'loud': {1_000_000 - STDERR_FORWARD:,} more bytes of stderr dropped]" in err
 
 
+@pytest.mark.e2e
 async def test_closing_a_run_ends_what_a_server_started_in_its_process_group(tmp_path: Path) -> None:
     parent = raw_server(tmp_path, "parent", [[tool("a")]], spawn=["sleep", "300"])
 

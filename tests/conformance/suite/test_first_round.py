@@ -37,6 +37,7 @@ def sut() -> Iterator[Sut]:
         asyncio.run(front.aclose())
 
 
+@pytest.mark.e2e
 def test_a_fixed_case_opens_without_any_warning(sut: Sut, fleets: Fleets) -> None:
     with warnings.catch_warnings():
         # Hypothesis' deprecation of assume() outside a property among them.

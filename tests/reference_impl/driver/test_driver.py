@@ -378,6 +378,7 @@ async def test_a_run_beyond_the_drivers_limit_is_a_connection_error_saying_so_an
     await driver.aclose()
 
 
+@pytest.mark.e2e
 async def test_requests_naming_a_run_still_being_opened_wait_for_it_and_keep_their_order(tmp_path: Path) -> None:
     server = raw_server(tmp_path, "s", [[tool("a")]])
     driver = ReferenceDriver()

@@ -121,6 +121,7 @@ def _open_params(server: RawServer, closed_port: str) -> st.SearchStrategy[dict[
     )
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("examples", EXAMPLES)
 def test_run_open_answers_any_params_with_a_result_or_an_error_and_the_driver_goes_on(
     examples: int, driver: Driver, server: RawServer, closed_port: str

@@ -75,6 +75,7 @@ def _connection_error(reply: dict[str, Any] | None, server_id: str) -> str:
     return message
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "transport",
     [SILENT, {"type": "stdio", "command": "/bin/sleep", "args": ["300"]}, "black-hole"],
@@ -150,6 +151,7 @@ def test_a_lone_surrogate_in_call_arguments_is_an_error_result_and_the_server_st
     assert [line for line in server.lines() if line.startswith("call")] == ['call b {"n": 1}']
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_ends_the_driver_promptly_while_a_call_is_in_flight_and_ends_its_servers_groups(
     fresh: Driver, tmp_path: Path, signum: int
@@ -172,6 +174,7 @@ def test_a_signal_ends_the_driver_promptly_while_a_call_is_in_flight_and_ends_it
     assert not pid_alive(child)
 
 
+@pytest.mark.e2e
 def test_sigterm_ends_the_driver_promptly_while_run_open_waits_for_a_silent_server(fresh: Driver) -> None:
     driver = fresh
     driver.write(request(1, "run.open", _open("mute", SILENT, connectTimeoutSeconds=120)))
@@ -212,6 +215,7 @@ def test_a_deeply_nested_call_argument_is_a_result_and_the_server_stays(driver: 
     assert driver.result(2, "run.call", {"runId": run_id, "name": "s__b", "arguments": {}})["isError"] is False
 
 
+@pytest.mark.e2e
 def test_under_descriptor_exhaustion_initialize_and_shutdown_are_answered_and_the_driver_exits(tmp_path: Path) -> None:
     limit = 32
     prefix = [
@@ -238,6 +242,7 @@ def test_under_descriptor_exhaustion_initialize_and_shutdown_are_answered_and_th
         child.close()
 
 
+@pytest.mark.e2e
 def test_sigkill_of_the_drivers_group_still_ends_what_a_stdio_server_started(fresh: Driver, tmp_path: Path) -> None:
     driver = fresh
     _run_id, server = _running_server(driver, tmp_path, spawn=["sleep", "300"])
@@ -250,6 +255,7 @@ def test_sigkill_of_the_drivers_group_still_ends_what_a_stdio_server_started(fre
     assert not pid_alive(child)
 
 
+@pytest.mark.e2e
 def test_shutdown_with_a_thousand_runs_open_ends_within_the_protocols_grace(fresh: Driver) -> None:
     driver = fresh
     driver.write(*(request(i, "run.open", {"servers": []}) for i in range(1000)))

@@ -19,6 +19,7 @@ def _group() -> subprocess.Popen[bytes]:
     return subprocess.Popen(["sleep", "60"], start_new_session=True)
 
 
+@pytest.mark.e2e
 def test_at_the_end_of_its_input_it_ends_the_groups_still_listed(monkeypatch: pytest.MonkeyPatch) -> None:
     listed, removed, forged = _group(), _group(), _group()
     lines = f"+{listed.pid}\n+{removed.pid}\n-{removed.pid}\n+-1\n+0\n+1\nnonsense\n"
@@ -34,6 +35,7 @@ def test_at_the_end_of_its_input_it_ends_the_groups_still_listed(monkeypatch: py
             group.wait()
 
 
+@pytest.mark.e2e
 def test_the_driver_side_starts_one_watchdog_that_outlives_a_killed_driver_long_enough() -> None:
     group = _group()
     watchdog = Watchdog()
