@@ -33,6 +33,7 @@ from conformance._wire_types import (
     CallParams,
     Definition,
     InitializeResult,
+    Notice,
     OpenParams,
     RequestParams,
     RunParams,
@@ -137,6 +138,14 @@ class DriverSut:
         __tracebackhide__ = True
         params: RunParams = {"runId": run_id}
         return self._tools("run.definitions", await self._call("run.definitions", params))
+
+    async def notices(self, run_id: str) -> list[Notice]:
+        """The ``notices`` of a ``run.definitions`` result (P40); none when it has none."""
+        params: RunParams = {"runId": run_id}
+        result = await self._call("run.definitions", params)
+        notices = result.get("notices", [])
+        # The reply was validated against the run.definitions result schema on the way in.
+        return [cast(Notice, dict(n)) for n in notices] if isinstance(notices, list) else []
 
     async def call(self, run_id: str, name: str, arguments: Mapping[str, Any]) -> ToolResult:
         """``run.call``."""

@@ -20,13 +20,16 @@ __all__ = [
     "DiscoveryContent",
     "ErrorData",
     "ErrorObject",
+    "EvictedTool",
     "HttpTransport",
     "InitializeParams",
     "InitializeResult",
     "JsonObject",
+    "Notice",
     "OpenParams",
     "OpenResult",
     "RequestParams",
+    "RequestResult",
     "RunParams",
     "ServerConfig",
     "StdioTransport",
@@ -119,6 +122,10 @@ class OpenParams(TypedDict, total=False):
     listTimeoutSeconds: float
     callTimeoutSeconds: float
     connectTimeoutSeconds: float
+    #: The eviction profile (P37): the active set rolls, least recently used first.
+    eviction: Literal["lru"]
+    #: The refresh profile (P38): servers are listed again on tools/list_changed.
+    refresh: bool
 
 
 class OpenResult(TypedDict):
@@ -148,8 +155,24 @@ class RequestParams(TypedDict):
     extraTools: NotRequired[list[Definition]]
 
 
+class Notice(TypedDict):
+    """What a run tells its operator (P40): a required tool left inactive, a failed re-listing."""
+
+    kind: Literal["required_tool_inactive", "listing_failed_kept", "listing_failed_dropped"]
+    server: str
+    message: str
+    tools: NotRequired[list[str]]
+
+
 class DefinitionsResult(TypedDict):
-    """The result of ``run.definitions`` and of ``run.request``: the tools of a model request."""
+    """``run.definitions`` result (P24, P40): the tools of the next model request, the run's notices."""
+
+    tools: list[Definition]
+    notices: NotRequired[list[Notice]]
+
+
+class RequestResult(TypedDict):
+    """``run.request`` result (P27): the tools of the whole request."""
 
     tools: list[Definition]
 
@@ -178,12 +201,19 @@ class ActivatedTool(TypedDict):
     description: str
 
 
+class EvictedTool(TypedDict):
+    """A tool a discovery call evicted, under the name the model called it by (P26, SPEC.md EVC)."""
+
+    name: str
+
+
 class DiscoveryContent(TypedDict):
     """The ``structuredContent`` of a successful ``search_mcp_tools`` call (P26, SPEC.md DSC-6)."""
 
     activated: list[ActivatedTool]
     activeCount: int
     remainingCapacity: int
+    evicted: NotRequired[list[EvictedTool]]
 
 
 class ErrorData(TypedDict, total=False):

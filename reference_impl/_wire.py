@@ -6,9 +6,9 @@ are the suite's types as far as a type checker is concerned. Where JSON is arbit
 design (a tool's input schema, its structured output) the type says so: ``dict[str, Any]``.
 """
 
-from typing import Any, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
-__all__ = ["ContentBlock", "Definition", "ToolResult"]
+__all__ = ["ContentBlock", "Definition", "Notice", "ToolResult"]
 
 
 class Definition(TypedDict):
@@ -34,3 +34,12 @@ class ToolResult(TypedDict):
     content: list[ContentBlock]
     isError: bool
     structuredContent: NotRequired[dict[str, Any] | None]
+
+
+class Notice(TypedDict):
+    """What a run tells its operator (a required tool left inactive, a failed re-listing)."""
+
+    kind: Literal["required_tool_inactive", "listing_failed_kept", "listing_failed_dropped"]
+    server: str
+    message: str
+    tools: NotRequired[list[str]]

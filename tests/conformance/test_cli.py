@@ -100,7 +100,7 @@ def without_times(cert: dict[str, Any]) -> dict[str, Any]:
         (["certify", "--sut", "reference", "--sut-cmd", "reference"], "not allowed with argument"),
         (
             ["certify", "--sut", "reference", "--profile", "fast"],
-            "--profile must be one of core, lexical, all, got 'fast'",
+            "--profile must be one of core, lexical, eviction, refresh, all, got 'fast'",
         ),
         (
             ["certify", "--sut", "reference", "--mode", "lenient"],

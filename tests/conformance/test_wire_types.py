@@ -65,7 +65,11 @@ SHAPES: dict[str, tuple[Any, tuple[set[str], set[str]]]] = {
     "run.definitions.params": (wire.RunParams, _object(schema("run.definitions.params"))),
     "run.close.params": (wire.RunParams, _object(schema("run.close.params"))),
     "run.definitions.result": (wire.DefinitionsResult, _object(schema("run.definitions.result"))),
-    "run.request.result": (wire.DefinitionsResult, _object(schema("run.request.result"))),
+    "run.definitions.result#notice": (
+        wire.Notice,
+        _object(schema("run.definitions.result")["properties"]["notices"]["items"]),
+    ),
+    "run.request.result": (wire.RequestResult, _object(schema("run.request.result"))),
     "run.request.params": (wire.RequestParams, _object(schema("run.request.params"))),
     "run.request.params#definition": (wire.Definition, _object(_defs("run.request.params", "definition"))),
     "run.call.params": (wire.CallParams, _object(schema("run.call.params"))),
@@ -78,6 +82,10 @@ SHAPES: dict[str, tuple[Any, tuple[set[str], set[str]]]] = {
     "run.call.discovery#activated": (
         wire.ActivatedTool,
         _object(schema("run.call.discovery")["properties"]["activated"]["items"]),
+    ),
+    "run.call.discovery#evicted": (
+        wire.EvictedTool,
+        _object(schema("run.call.discovery")["properties"]["evicted"]["items"]),
     ),
     "error": (wire.ErrorObject, _object(schema("error"))),
     "error#data": (wire.ErrorData, _object(schema("error")["properties"]["data"])),
