@@ -34,6 +34,16 @@ if TYPE_CHECKING:
     )
     from conformance._loading import driver_argv, load_sut, start_driver
     from conformance._sut import Implementation, Run, Sut, SystemUnderTest
+    from conformance._wire_types import (
+        ContentBlock,
+        Definition,
+        InitializeResult,
+        OpenParams,
+        ServerConfig,
+        ToolPolicy,
+        ToolResult,
+        Transport,
+    )
 
 __all__ = [
     # The specification and how tests cite it
@@ -52,6 +62,15 @@ __all__ = [
     "driver_argv",
     "load_sut",
     "start_driver",
+    # The driver protocol's wire shapes
+    "ContentBlock",
+    "Definition",
+    "InitializeResult",
+    "OpenParams",
+    "ServerConfig",
+    "ToolPolicy",
+    "ToolResult",
+    "Transport",
     # Findings, outcomes and errors of the suite
     "ConformanceError",
     "Inconclusive",
@@ -70,6 +89,19 @@ _HOMES = {
     **dict.fromkeys(("Implementation", "Run", "Sut", "SystemUnderTest"), "conformance._sut"),
     **dict.fromkeys(("driver_argv", "load_sut", "start_driver"), "conformance._loading"),
     "DriverSut": "conformance._driver",
+    **dict.fromkeys(
+        (
+            "ContentBlock",
+            "Definition",
+            "InitializeResult",
+            "OpenParams",
+            "ServerConfig",
+            "ToolPolicy",
+            "ToolResult",
+            "Transport",
+        ),
+        "conformance._wire_types",
+    ),
     **dict.fromkeys(
         (
             "ConformanceError",

@@ -29,6 +29,16 @@ from conformance._driver_process import EOF, DriverProcess
 from conformance._errors import OutcomeError, OutcomeKind, SutMisbehaved, SutStartError, UsageError
 from conformance._protocol import reply_problem
 from conformance._sut import check_initialize
+from conformance._wire_types import (
+    CallParams,
+    Definition,
+    InitializeResult,
+    Notice,
+    OpenParams,
+    RequestParams,
+    RunParams,
+    ToolResult,
+)
 
 __all__ = ["PROTOCOL_VERSION", "DriverSut"]
 
@@ -76,7 +86,7 @@ class DriverSut:
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._process: DriverProcess | None = None
-        self._info: dict[str, Any] | None = None
+        self._info: InitializeResult | None = None
         self._runs: set[str] = set()
         self._stale_runs: set[str] = set()
         self._closed = False
@@ -106,12 +116,12 @@ class DriverSut:
 
     # -- the SystemUnderTest interface ---------------------------------------------------------
 
-    async def initialize(self) -> Mapping[str, Any]:
+    async def initialize(self) -> InitializeResult:
         """The ``initialize`` answer, starting the driver if needed."""
         __tracebackhide__ = True
         return await anyio.to_thread.run_sync(self.start)
 
-    async def open_run(self, params: Mapping[str, Any]) -> str:
+    async def open_run(self, params: OpenParams) -> str:
         """``run.open``; the ``runId`` it answers."""
         __tracebackhide__ = True
         result = await self._call("run.open", params)
@@ -123,28 +133,33 @@ class DriverSut:
         self._runs.add(run_id)
         return run_id
 
-    async def definitions(self, run_id: str) -> list[dict[str, Any]]:
+    async def definitions(self, run_id: str) -> list[Definition]:
         """``run.definitions``."""
         __tracebackhide__ = True
-        return self._tools("run.definitions", await self._call("run.definitions", {"runId": run_id}))
+        params: RunParams = {"runId": run_id}
+        return self._tools("run.definitions", await self._call("run.definitions", params))
 
-    async def notices(self, run_id: str) -> list[dict[str, Any]]:
+    async def notices(self, run_id: str) -> list[Notice]:
         """The ``notices`` of a ``run.definitions`` result (P40); none when it has none."""
-        result = await self._call("run.definitions", {"runId": run_id})
+        params: RunParams = {"runId": run_id}
+        result = await self._call("run.definitions", params)
         notices = result.get("notices", [])
-        return [dict(n) for n in notices] if isinstance(notices, list) else []
+        # The reply was validated against the run.definitions result schema on the way in.
+        return [cast(Notice, dict(n)) for n in notices] if isinstance(notices, list) else []
 
-    async def call(self, run_id: str, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    async def call(self, run_id: str, name: str, arguments: Mapping[str, Any]) -> ToolResult:
         """``run.call``."""
         __tracebackhide__ = True
-        return await self._call("run.call", {"runId": run_id, "name": name, "arguments": dict(arguments)})
+        params: CallParams = {"runId": run_id, "name": name, "arguments": dict(arguments)}
+        # The reply was validated against the run.call result schema on the way in.
+        return cast(ToolResult, await self._call("run.call", params))
 
-    async def request(self, run_id: str, extra_tools: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+    async def request(self, run_id: str, extra_tools: Sequence[Definition] = ()) -> list[Definition]:
         """``run.request``."""
         __tracebackhide__ = True
-        params: dict[str, Any] = {"runId": run_id}
+        params: RequestParams = {"runId": run_id}
         if extra_tools:
-            params["extraTools"] = [dict(tool) for tool in extra_tools]
+            params["extraTools"] = [cast(Definition, dict(tool)) for tool in extra_tools]
         return self._tools("run.request", await self._call("run.request", params))
 
     async def close_run(self, run_id: str) -> None:
@@ -153,7 +168,8 @@ class DriverSut:
         if run_id in self._stale_runs:
             self._stale_runs.discard(run_id)
             return
-        await self._call("run.close", {"runId": run_id})
+        params: RunParams = {"runId": run_id}
+        await self._call("run.close", params)
         self._runs.discard(run_id)
 
     async def aclose(self) -> None:
@@ -162,7 +178,7 @@ class DriverSut:
 
     # -- synchronous lifecycle -----------------------------------------------------------------
 
-    def start(self) -> dict[str, Any]:
+    def start(self) -> InitializeResult:
         """Start the driver unless it runs, and return its ``initialize`` answer.
 
         Raises:
@@ -189,7 +205,7 @@ class DriverSut:
 
     # -- internals -----------------------------------------------------------------------------
 
-    def _ensure_started(self) -> dict[str, Any]:
+    def _ensure_started(self) -> InitializeResult:
         if self._closed:
             raise UsageError(f"driver {self.command!r} was closed; create a new DriverSut")
         if self._process is not None and self._info is not None:
@@ -211,7 +227,7 @@ class DriverSut:
         except (_Broken, SutMisbehaved, OutcomeError, SutStartError) as exc:
             problem = f"failed to initialize: {exc}"
         else:
-            self._info = cast(dict[str, Any], answer)
+            self._info = cast(InitializeResult, answer)
             return self._info
         self._discard(process)
         tail = process.stderr_tail()
@@ -308,13 +324,13 @@ class DriverSut:
             stderr_tail=process.stderr_tail(),
         )
 
-    def _tools(self, method: str, result: Mapping[str, Any]) -> list[dict[str, Any]]:
+    def _tools(self, method: str, result: Mapping[str, Any]) -> list[Definition]:
         tools = result.get("tools")
         if not isinstance(tools, list):
             raise SutMisbehaved(
                 f"{method}: driver answered without a 'tools' list", observed=result, stderr_tail=self.stderr_tail()
             )
-        return cast(list[dict[str, Any]], tools)
+        return cast(list[Definition], tools)
 
 
 def _clip(line: bytes, limit: int = 200) -> str:

@@ -1,7 +1,7 @@
 """The one interface every conformance test talks to, in-process or through a driver.
 
-:class:`SystemUnderTest` mirrors the driver protocol method for method and dict for
-dict, so a Python implementation plugs in directly and :class:`~conformance._driver.DriverSut`
+:class:`SystemUnderTest` mirrors the driver protocol method for method, in its wire shapes
+(:mod:`conformance._wire_types`), so a Python implementation plugs in directly and :class:`~conformance._driver.DriverSut`
 forwards the same calls over JSON-RPC. Tests do not call it directly: they use
 :class:`Sut`, which checks the shape of every answer, turns refusals into
 :class:`OutcomeError`, turns anything else unexpected into :class:`SutMisbehaved`, and
@@ -22,6 +22,7 @@ import anyio
 
 from conformance._errors import OUTCOME_KINDS, Nonconformance, OutcomeError, OutcomeKind, SutBroken, SutMisbehaved
 from conformance._protocol import reply_problem
+from conformance._wire_types import Definition, InitializeResult, Notice, OpenParams, ToolResult
 
 __all__ = ["Implementation", "Run", "Sut", "SystemUnderTest", "outcome_of"]
 
@@ -41,23 +42,23 @@ class SystemUnderTest(Protocol):
     implementation need not import this package.
     """
 
-    async def initialize(self) -> Mapping[str, Any]:
+    async def initialize(self) -> InitializeResult:
         """``{"name": str, "version": str, "profiles": [str]}``; profiles always hold "core"."""
         ...
 
-    async def open_run(self, params: Mapping[str, Any]) -> str:
+    async def open_run(self, params: OpenParams) -> str:
         """Open a run from ``run.open`` params (servers, baseTools, userMessage, systemPrompt)."""
         ...
 
-    async def definitions(self, run_id: str) -> list[dict[str, Any]]:
+    async def definitions(self, run_id: str) -> list[Definition]:
         """The definitions the next model request of the run would carry."""
         ...
 
-    async def call(self, run_id: str, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    async def call(self, run_id: str, name: str, arguments: Mapping[str, Any]) -> ToolResult:
         """A tool call through the run's gate: ``{"content", "isError", "structuredContent"?}``."""
         ...
 
-    async def request(self, run_id: str, extra_tools: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+    async def request(self, run_id: str, extra_tools: Sequence[Definition] = ()) -> list[Definition]:
         """Assemble the next request with ``extra_tools`` and apply the final hard check."""
         ...
 
@@ -138,7 +139,7 @@ class Sut:
             raise SutMisbehaved(problem, observed=answer)
         return self.implementation
 
-    def open(self, params: Mapping[str, Any]) -> _OpeningRun:
+    def open(self, params: OpenParams) -> _OpeningRun:
         """Open a run: ``run = await sut.open(params)`` or ``async with sut.open(params) as run``.
 
         Raises:
@@ -163,7 +164,7 @@ class Sut:
         await self.close_open_runs()
         await self.adapter.aclose()
 
-    async def _open_run(self, params: Mapping[str, Any]) -> Run:
+    async def _open_run(self, params: OpenParams) -> Run:
         __tracebackhide__ = True
         case: dict[str, Any] = {"open": copy.deepcopy(dict(params)), "steps": []}
         run_id = await self._invoke("run.open", lambda: self.adapter.open_run(params), case)
@@ -232,7 +233,7 @@ class Sut:
 class _OpeningRun:
     """A run being opened: awaitable, or an async context manager that closes it."""
 
-    def __init__(self, sut: Sut, params: Mapping[str, Any]) -> None:
+    def __init__(self, sut: Sut, params: OpenParams) -> None:
         self._sut, self._params = sut, params
         self._run: Run | None = None
 
@@ -262,13 +263,13 @@ class Run:
         self.case = case
         self.closed = False
 
-    async def definitions(self) -> list[dict[str, Any]]:
+    async def definitions(self) -> list[Definition]:
         """``run.definitions``: the tools of the next model request, checked for shape."""
         __tracebackhide__ = True
         answer = await self._step("run.definitions", {}, lambda: self._sut.adapter.definitions(self.id))
         return self._check_definitions("run.definitions", answer)
 
-    async def call(self, name: str, arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    async def call(self, name: str, arguments: Mapping[str, Any] | None = None) -> ToolResult:
         """``run.call``: a tool call through the gate; ``{"content", "isError", "structuredContent"?}``."""
         __tracebackhide__ = True
         args = dict(arguments or {})
@@ -276,7 +277,7 @@ class Run:
         answer = await self._step("run.call", params, lambda: self._sut.adapter.call(self.id, name, args))
         return self._check_call_result(params, answer)
 
-    async def notices(self) -> list[dict[str, Any]]:
+    async def notices(self) -> list[Notice]:
         """The ``notices`` of ``run.definitions`` (PROTOCOL.md P40); an adapter without a
         ``notices`` method has none."""
         __tracebackhide__ = True
@@ -287,12 +288,12 @@ class Run:
         if not isinstance(answer, list):
             raise self._bad(f"notices returned {type(answer).__name__}, not a list", answer)
         self._check_schema("run.definitions", {}, {"tools": [], "notices": answer})
-        return cast(list[dict[str, Any]], answer)
+        return cast(list[Notice], answer)
 
-    async def request(self, extra_tools: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+    async def request(self, extra_tools: Sequence[Definition] = ()) -> list[Definition]:
         """``run.request``: the next request with ``extra_tools``, after the final hard check."""
         __tracebackhide__ = True
-        extra = [dict(tool) for tool in extra_tools]
+        extra = [cast(Definition, dict(tool)) for tool in extra_tools]
         answer = await self._step(
             "run.request", {"extraTools": extra}, lambda: self._sut.adapter.request(self.id, extra)
         )
@@ -333,7 +334,7 @@ class Run:
     def _bad(self, message: str, observed: object) -> SutMisbehaved:
         return SutMisbehaved(message, observed=observed, case=copy.deepcopy(self.case))
 
-    def _check_definitions(self, method: str, answer: object) -> list[dict[str, Any]]:
+    def _check_definitions(self, method: str, answer: object) -> list[Definition]:
         if not isinstance(answer, list):
             raise self._bad(f"{method} returned {type(answer).__name__}, not a list of definitions", answer)
         for index, tool in enumerate(answer):
@@ -341,7 +342,7 @@ class Run:
             if problem:
                 raise self._bad(f"{method}: definition #{index} {problem}", tool)
         self._check_schema(method, {}, {"tools": answer})
-        return cast(list[dict[str, Any]], answer)
+        return cast(list[Definition], answer)
 
     def _check_schema(self, method: str, params: Mapping[str, Any], result: object) -> None:
         # The same schemas a driver's replies are held to (P33), so that an in-process
@@ -350,7 +351,7 @@ class Run:
         if problem is not None:
             raise self._bad(problem, result)
 
-    def _check_call_result(self, params: Mapping[str, Any], answer: object) -> dict[str, Any]:
+    def _check_call_result(self, params: Mapping[str, Any], answer: object) -> ToolResult:
         if not isinstance(answer, dict):
             raise self._bad(f"run.call returned {type(answer).__name__}, not a tool result object", answer)
         if not isinstance(answer.get("content"), list):
@@ -360,7 +361,7 @@ class Run:
         if "structuredContent" in answer and not isinstance(answer["structuredContent"], dict | None):
             raise self._bad("run.call result has a 'structuredContent' that is not an object", answer)
         self._check_schema("run.call", params, answer)
-        return answer
+        return cast(ToolResult, answer)
 
 
 def definition_problem(tool: object) -> str:

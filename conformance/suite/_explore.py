@@ -15,6 +15,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from conformance import ConformanceError, OutcomeError, Run, Sut
+from conformance._wire_types import Definition, ServerConfig, ToolResult
 from conformance.suite._fleets import Fleets, tools_of
 from conformance.suite._preconditions import named_activation_is_due
 from conformance.suite._predictions import FirstRound, first_round
@@ -59,11 +60,11 @@ class Step:
     arguments: dict[str, Any]
     scope: list[str] | None
     limit: int | None
-    result: dict[str, Any]
+    result: ToolResult
     activated: list[str]
     #: MCP tools active before the call (the first round and the activations reported so far).
     before: list[str]
-    definitions: list[dict[str, Any]]
+    definitions: list[Definition]
 
 
 @dataclass
@@ -73,7 +74,7 @@ class Trace:
     model: FirstRound
     tools: dict[str, list[dict[str, Any]]]
     base: list[str]
-    start: list[dict[str, Any]]
+    start: list[Definition]
     case: dict[str, Any]
     steps: list[Step] = field(default_factory=list)
     #: ``tools/call`` events the servers saw after the steps.
@@ -87,7 +88,7 @@ class Trace:
     def catalog(self) -> dict[str, tuple[str, Any]]:
         return catalog(self.tools)
 
-    def mcp(self, defs: list[dict[str, Any]]) -> list[str]:
+    def mcp(self, defs: list[Definition]) -> list[str]:
         return names(mcp_definitions(defs, self.base))
 
     def per_server(self, active: set[str]) -> dict[str, int]:
@@ -154,7 +155,7 @@ def explore(
         words = _words(served.tools)
         auto_ids = model.auto_servers
 
-        async def body(servers: list[dict[str, Any]]) -> None:
+        async def body(servers: list[ServerConfig]) -> None:
             async with sut.open(open_params(servers, base)) as r:
                 trace.start = await r.definitions()
                 active = list(trace.mcp(trace.start))

@@ -10,7 +10,7 @@ forbids, is a finding on the sentence that decides it.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -18,6 +18,7 @@ from hypothesis import example
 
 from conformance import ConformanceError, Nonconformance, OutcomeError
 from conformance._sut import Run, Sut
+from conformance._wire_types import Definition, OpenParams
 from conformance.suite._explore import plan
 from conformance.suite._fleets import Fleets
 from conformance.suite._predictions import FirstRound
@@ -28,7 +29,7 @@ __all__ = ["Opened", "Then", "open_first_round", "with_examples"]
 
 _F = TypeVar("_F", bound=Callable[..., None])
 #: What to do on the open run after its first definitions are read (given them).
-Then = Callable[[Run, list[dict[str, Any]]], Awaitable[Any]]
+Then = Callable[[Run, list[Definition]], Awaitable[Any]]
 
 
 @dataclass
@@ -39,13 +40,13 @@ class Opened:
     tools: dict[str, list[dict[str, Any]]]
     base: list[str]
     #: The first definitions, or the refusal of ``run.open``.
-    got: list[dict[str, Any]] | OutcomeError
+    got: list[Definition] | OutcomeError
     case: dict[str, Any]
     #: What ``then`` returned, and the ``tools/call`` events the servers saw by then.
     after: Any = None
     calls: list[dict[str, Any]] = field(default_factory=list)
 
-    def definitions(self, sentences: Sequence[str]) -> list[dict[str, Any]]:
+    def definitions(self, sentences: Sequence[str]) -> list[Definition]:
         """The definitions of a run that had to open; a refusal is a finding on ``sentences``."""
         if isinstance(self.got, OutcomeError):
             raise fail(
@@ -130,8 +131,8 @@ def open_first_round(
 
 
 async def _open_then(
-    sut: Sut, params: Mapping[str, Any], then: Then, case: dict[str, Any]
-) -> tuple[list[dict[str, Any]] | OutcomeError, Any]:
+    sut: Sut, params: OpenParams, then: Then, case: dict[str, Any]
+) -> tuple[list[Definition] | OutcomeError, Any]:
     try:
         async with sut.open(params) as r:
             defs = await r.definitions()

@@ -14,8 +14,9 @@ import itertools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
+from conformance._wire_types import ServerConfig, StdioTransport, ToolPolicy
 from mock_servers import (
     FleetHost,
     FleetSpec,
@@ -46,7 +47,7 @@ class Fleet:
     spec: FleetSpec
     policies: dict[str, dict[str, Any]]
     #: The ``servers`` parameter of ``run.open``.
-    servers: list[dict[str, Any]]
+    servers: list[ServerConfig]
     ledger_path: Path
     tools: dict[str, list[dict[str, Any]]]
     #: The host serving the fleet and its name there (HTTP fleets): live catalogs change through it.
@@ -83,9 +84,15 @@ class Fleet:
         """What replays the fleet: the spec and the policies."""
         return {"fleet": spec_to_dict(self.spec), "policies": self.policies}
 
-    def with_policies(self, policies: Policies) -> list[dict[str, Any]]:
+    def with_policies(self, policies: Policies) -> list[ServerConfig]:
         """The ``servers`` parameter with other policies (server id -> wire policy)."""
-        return [{**s, "policy": dict(policies.get(s["id"], {}))} for s in self.servers]
+        return [{**s, "policy": _policy(policies.get(s.get("id", ""), {}))} for s in self.servers]
+
+
+def _policy(policy: Mapping[str, Any]) -> ToolPolicy:
+    # Policies come from strategies and tables that may break POL-9 on purpose: the run
+    # must refuse them with config_error, so they are sent as they are.
+    return cast(ToolPolicy, dict(policy))
 
 
 class Fleets:
@@ -123,22 +130,22 @@ class Fleets:
         pol = {s.id: dict((policies or {}).get(s.id, {})) for s in spec.servers}
         tools = tools_of(spec)
         if transport == "stdio":
-            servers = []
+            servers: list[ServerConfig] = []
             for s in spec.servers:
                 params = stdio_params(spec, s.id, ledger)
-                transport_params = {
+                transport_params: StdioTransport = {
                     "type": "stdio",
                     "command": params.command,
                     "args": list(params.args),
                     "env": dict(params.env or {}),
                 }
-                servers.append({"id": s.id, "transport": transport_params, "policy": pol[s.id]})
+                servers.append({"id": s.id, "transport": transport_params, "policy": _policy(pol[s.id])})
             yield Fleet(spec, pol, servers, ledger, tools)
             return
         urls = self.host.add_fleet(spec, ledger)
         try:
             servers = [
-                {"id": s.id, "transport": {"type": "http", "url": urls[s.id]}, "policy": pol[s.id]}
+                {"id": s.id, "transport": {"type": "http", "url": urls[s.id]}, "policy": _policy(pol[s.id])}
                 for s in spec.servers
             ]
             yield Fleet(spec, pol, servers, ledger, tools, self.host, urls)

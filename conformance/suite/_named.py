@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance._sut import Run, Sut
+from conformance._wire_types import Definition, ServerConfig, ToolResult
 from conformance.suite._predictions import MAX_LIMIT
 from conformance.suite._wire import DISCOVERY, base_tools, names, open_params
 from mock_servers import ServerSpec, ToolSpec
@@ -39,10 +40,10 @@ class NamedCall:
 
     target: str
     arguments: dict[str, Any]
-    result: dict[str, Any]
+    result: ToolResult
     #: Names of the definitions right before and right after the call.
     before: list[str]
-    after: list[dict[str, Any]]
+    after: list[Definition]
 
 
 async def ask_for(r: Run, targets: Iterable[str], *, limit: int | None = MAX_LIMIT) -> list[NamedCall]:
@@ -65,12 +66,12 @@ async def ask_for(r: Run, targets: Iterable[str], *, limit: int | None = MAX_LIM
 
 async def discover_in_turn(
     sut: Sut,
-    servers: Sequence[Mapping[str, Any]],
+    servers: Sequence[ServerConfig],
     base: int,
     calls: Iterable[Mapping[str, Any]],
     *,
     system: str = "",
-) -> list[tuple[Mapping[str, Any], dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]]:
+) -> list[tuple[Mapping[str, Any], ToolResult, list[Definition], list[Definition]]]:
     """Open a run with ``base`` base tools and make each discovery call in turn, arguments as
     given (valid or not): [(arguments, result, definitions before, definitions after)]."""
     out = []

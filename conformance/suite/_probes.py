@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 from conformance import Run, Sut
+from conformance._wire_types import ServerConfig, ToolPolicy
 from conformance.suite._fleets import Fleets
 from conformance.suite._vectors import (
     Diagnosis,
@@ -50,7 +51,7 @@ def _spec(group: VectorGroup) -> FleetSpec:
     return FleetSpec(servers=tuple(servers))
 
 
-async def _observe(sut: Sut, probe: Probe, servers: list[dict[str, Any]]) -> Outcome | None:
+async def _observe(sut: Sut, probe: Probe, servers: list[ServerConfig]) -> Outcome | None:
     """Run one probe: the first thing it sees differ from the vectors, or None."""
     base = base_tools(probe.base_tools)
     params = open_params(servers, base, probe.user_message, probe.system_prompt)
@@ -82,14 +83,17 @@ async def _discover(r: Run, query: str, steps: DiscoveryWalk) -> Outcome | None:
 def vector_diagnosis(sut: Sut, fleets: Fleets) -> Iterator[Diagnosis]:
     """The diagnosis of the vector probes against ``sut``; the catalogs are served on first use."""
     with contextlib.ExitStack() as stack:
-        catalogs: dict[str, dict[str, Mapping[str, Any]]] = {}
+        catalogs: dict[str, dict[str, ServerConfig]] = {}
 
         def observe(probe: Probe) -> Outcome | None:
             if probe.group.id not in catalogs:
                 fleet = stack.enter_context(fleets.serve(_spec(probe.group)))
                 catalogs[probe.group.id] = {s["id"]: s for s in fleet.servers}
             served, policies = catalogs[probe.group.id], probe.policies()
-            servers = [{**served[server_id], "policy": policies.get(server_id, {})} for server_id in probe.servers]
+            servers: list[ServerConfig] = [
+                {**served[server_id], "policy": cast(ToolPolicy, policies.get(server_id, {}))}
+                for server_id in probe.servers
+            ]
             return run(_observe(sut, probe, servers))
 
         yield Diagnosis(PROBES, observe)

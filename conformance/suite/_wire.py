@@ -14,6 +14,7 @@ from typing import Any, Final, TypeVar
 
 from conformance._errors import Nonconformance, OutcomeError
 from conformance._sut import Sut
+from conformance._wire_types import Definition, JsonObject, OpenParams, ServerConfig, ToolResult
 
 __all__ = [
     "DISCOVERY",
@@ -36,8 +37,6 @@ __all__ = [
 _T = TypeVar("_T")
 
 DISCOVERY: Final = "search_mcp_tools"
-#: A tool definition on the wire: ``{"name", "description", "inputSchema", ...}``.
-Definition = Mapping[str, Any]
 #: Ledger fields that change from run to run (processes, clocks, session ids).
 _VOLATILE: Final = frozenset({"pid", "ts", "seq", "sessionId"})
 
@@ -47,7 +46,7 @@ def run(coro: Coroutine[Any, Any, _T]) -> _T:
     return asyncio.run(coro)
 
 
-def base_tools(count: int, prefix: str = "base") -> list[dict[str, Any]]:
+def base_tools(count: int, prefix: str = "base") -> list[Definition]:
     """``count`` non-MCP tool definitions with names no MCP tool can take."""
     return [
         {
@@ -64,11 +63,11 @@ def qualified(server_id: str, name: str) -> str:
 
 
 def open_params(
-    servers: Sequence[Mapping[str, Any]],
-    base: Sequence[Mapping[str, Any]] = (),
+    servers: Sequence[ServerConfig],
+    base: Sequence[Definition] = (),
     user: str = "",
     system: str = "",
-) -> dict[str, Any]:
+) -> OpenParams:
     """``run.open`` params."""
     return {"servers": list(servers), "baseTools": list(base), "userMessage": user, "systemPrompt": system}
 
@@ -88,13 +87,13 @@ def catalog(tools: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, tuple
     return {qualified(sid, t["name"]): (sid, t) for sid, ts in tools.items() for t in ts}
 
 
-def structured(result: Mapping[str, Any]) -> dict[str, Any]:
+def structured(result: ToolResult) -> JsonObject:
     """A result's ``structuredContent``, or ``{}``."""
     content = result.get("structuredContent")
     return dict(content) if isinstance(content, Mapping) else {}
 
 
-def activated(result: Mapping[str, Any]) -> list[str]:
+def activated(result: ToolResult) -> list[str]:
     """The qualified names a discovery result reports as activated, in its order."""
     entries = structured(result).get("activated")
     if not isinstance(entries, list):
@@ -102,7 +101,7 @@ def activated(result: Mapping[str, Any]) -> list[str]:
     return [str(e.get("name")) for e in entries if isinstance(e, Mapping)]
 
 
-def result_text(result: Mapping[str, Any]) -> str:
+def result_text(result: ToolResult) -> str:
     """The texts of a result's text blocks, joined; a block of another type says nothing."""
     blocks = [c for c in result.get("content", []) if isinstance(c, Mapping) and c.get("type") == "text"]
     return " ".join(c["text"] for c in blocks if isinstance(c.get("text"), str))
@@ -120,7 +119,7 @@ def fail(
     return Nonconformance(sentences, message, expected=expected, observed=observed, case=case)
 
 
-async def refusal_or(sut: Sut, params: Mapping[str, Any]) -> list[dict[str, Any]] | OutcomeError:
+async def refusal_or(sut: Sut, params: OpenParams) -> list[Definition] | OutcomeError:
     """Open a run and read its first definitions, or the refusal ``run.open`` gave."""
     try:
         async with sut.open(params) as r:

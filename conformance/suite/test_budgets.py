@@ -13,6 +13,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from conformance import OutcomeError, Run, Sut, clause
+from conformance._wire_types import Definition
 from conformance.suite._explore import BASES as DISCOVERY_BASES
 from conformance.suite._explore import FLEETS as DISCOVERY_FLEETS
 from conformance.suite._explore import STEPS, Steps, Trace, explore, saturating_steps
@@ -185,10 +186,10 @@ class _Requests:
     definitions and the request of 128 again."""
 
     run_definitions: int
-    exact: list[dict[str, Any]] | OutcomeError
-    over: list[dict[str, Any]] | OutcomeError
-    after: list[dict[str, Any]] | OutcomeError
-    again: list[dict[str, Any]] | OutcomeError
+    exact: list[Definition] | OutcomeError
+    over: list[Definition] | OutcomeError
+    after: list[Definition] | OutcomeError
+    again: list[Definition] | OutcomeError
 
 
 async def _fill_request(r: Run, trace: Trace) -> _Requests:
@@ -203,11 +204,11 @@ async def _fill_request(r: Run, trace: Trace) -> _Requests:
     return _Requests(own, exact, over, after, again)
 
 
-def _closed(answer: list[dict[str, Any]] | OutcomeError) -> bool:
+def _closed(answer: list[Definition] | OutcomeError) -> bool:
     return isinstance(answer, OutcomeError) and answer.kind == "unknown_run"
 
 
-def _shown(answer: list[dict[str, Any]] | OutcomeError) -> object:
+def _shown(answer: list[Definition] | OutcomeError) -> object:
     return str(answer) if isinstance(answer, OutcomeError) else len(answer)
 
 

@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance import OutcomeError, Sut, clause
+from conformance._wire_types import ServerConfig, StdioTransport, ToolPolicy, ToolResult
 from conformance.suite._fleets import Fleets
 from conformance.suite._paged_server import ENDINGS, ENV_LOG, ENV_PAGES
 from conformance.suite._paged_server import PATH as PAGED_SERVER
@@ -139,11 +140,11 @@ def test_a_tool_left_out_of_the_first_round_can_still_be_activated_with_its_sche
         listed = catalog(served.tools)
         case = served.describe()
 
-        async def body() -> tuple[list[str], list[tuple[str, dict[str, Any]]]]:
+        async def body() -> tuple[list[str], list[tuple[str, dict[str, object]]]]:
             async with sut.open(open_params(served.servers)) as r:
                 first = names(mcp_definitions(await r.definitions(), []))
                 left_out = sorted(set(listed) - set(first))
-                missed = []
+                missed: list[tuple[str, dict[str, object]]] = []
                 for name in left_out:
                     active = names(await r.definitions())
                     if name in active:
@@ -199,8 +200,8 @@ def test_a_stdio_server_starts_with_the_environment_it_is_configured_with(sut: S
     script.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(PAGED_SERVER))}\n")
     script.chmod(0o755)
     env = {ENV_PAGES: json.dumps([{"tools": [tool], "next": "absent"}]), ENV_LOG: str(log)}
-    transport = {"type": "stdio", "command": str(script), "env": env}
-    policy = {"mode": "all"}
+    transport: StdioTransport = {"type": "stdio", "command": str(script), "env": env}
+    policy: ToolPolicy = {"mode": "all"}
     got = run(refusal_or(sut, open_params([{"id": "envsrv", "transport": transport, "policy": policy}])))
     case = {"transport": transport, "policies": {"envsrv": policy}}
     shown = [] if isinstance(got, OutcomeError) else names(mcp_definitions(got, []))
@@ -220,8 +221,12 @@ def test_listing_reads_every_page_that_has_a_cursor_and_stops_at_the_end(sut: Su
     pages = _paged_listing(ending)
     log = tmp_path / "cursors.jsonl"
     log.touch()
-    policy = {"mode": "all", "maxActiveTools": 96}
-    transport = {"type": "stdio", "command": sys.executable, "args": [str(PAGED_SERVER), json.dumps(pages), str(log)]}
+    policy: ToolPolicy = {"mode": "all", "maxActiveTools": 96}
+    transport: StdioTransport = {
+        "type": "stdio",
+        "command": sys.executable,
+        "args": [str(PAGED_SERVER), json.dumps(pages), str(log)],
+    }
     got = run(refusal_or(sut, open_params([{"id": "paged", "transport": transport, "policy": policy}])))
     requested = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     case = {"pages": pages, "policies": {"paged": policy}}
@@ -259,8 +264,12 @@ def test_a_listing_of_1000_pages_is_read_to_its_end(sut: Sut, tmp_path: Path) ->
     pages.append({"tools": [tool], "next": "absent"})
     log = tmp_path / "cursors.jsonl"
     log.touch()
-    policy = {"mode": "all"}
-    transport = {"type": "stdio", "command": sys.executable, "args": [str(PAGED_SERVER), json.dumps(pages), str(log)]}
+    policy: ToolPolicy = {"mode": "all"}
+    transport: StdioTransport = {
+        "type": "stdio",
+        "command": sys.executable,
+        "args": [str(PAGED_SERVER), json.dumps(pages), str(log)],
+    }
     got = run(refusal_or(sut, open_params([{"id": "paged", "transport": transport, "policy": policy}])))
     read = len(log.read_text(encoding="utf-8").splitlines())
     case = {"pages": f"{LEAST_PAGE_BOUND - 1} empty pages with a cursor, then one with the tool", "policies": policy}
@@ -297,7 +306,7 @@ def test_two_servers_may_offer_the_same_tool_name(sut: Sut, fleets: Fleets) -> N
         )
 
 
-async def _definitions(sut: Sut, servers: list[dict[str, Any]]) -> list[dict[str, Any]]:
+async def _definitions(sut: Sut, servers: list[ServerConfig]) -> list[Definition]:
     async with sut.open(open_params(servers)) as r:
         return await r.definitions()
 
@@ -317,7 +326,7 @@ def test_a_call_reaches_the_server_its_prefix_names_with_the_original_name_and_a
     arguments = {"q": "flaky login test ✓", "n": 7, "nested": {"keep": [1, "two", None]}}
     with fleets.serve(spec, {"github": {"mode": "all"}, "linear": {"mode": "all"}}) as served:
 
-        async def body() -> dict[str, Any]:
+        async def body() -> ToolResult:
             async with sut.open(open_params(served.servers)) as r:
                 return await r.call("linear__search", arguments)
 
@@ -389,7 +398,7 @@ def test_the_caller_gets_the_servers_result_unchanged(sut: Sut, fleets: Fleets, 
     arguments = dict(_REPORTS[sample]["arguments"])
     with fleets.serve(spec, {"stats": {"mode": "all"}}) as served:
 
-        async def body() -> dict[str, Any]:
+        async def body() -> ToolResult:
             async with sut.open(open_params(served.servers)) as r:
                 return await r.call("stats__report", arguments)
 
@@ -449,7 +458,7 @@ def test_no_definition_breaks_the_provider_name_rule(sut: Sut, fleets: Fleets, f
         cat = catalog(served.tools)
         tools = served.tools[sid]
 
-        async def body() -> tuple[list[dict[str, Any]], list[tuple[str, dict[str, Any], Any, Any]]]:
+        async def body() -> tuple[list[Definition], list[tuple[str, dict[str, Any], Any, Any]]]:
             async with sut.open(open_params(served.servers)) as r:
                 defs = await r.definitions()
                 mapped = []

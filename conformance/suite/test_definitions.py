@@ -5,13 +5,14 @@ the run."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from conformance import OutcomeError, Sut, clause
+from conformance._wire_types import Definition, ServerConfig, ToolResult
 from conformance.suite._explore import BASES, FLEETS, STEPS, Steps, explore, plan
 from conformance.suite._fleets import Fleet, Fleets
 from conformance.suite._preconditions import named_activation_is_due, precondition
@@ -37,7 +38,7 @@ _TOOLS = {t["name"]: t for t in generate_tools(_SERVER)}
 _NAMES = list(_TOOLS)
 
 
-def _carried_as_given(base: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _carried_as_given(base: list[Definition]) -> list[Definition]:
     """``base`` with fields a definition may carry beyond the three a host needs, on the first."""
     if not base:
         return base
@@ -47,7 +48,10 @@ def _carried_as_given(base: list[dict[str, Any]]) -> list[dict[str, Any]]:
         "required": ["text"],
         "additionalProperties": False,
     }
-    first = {**base[0], "inputSchema": schema, "title": "Look it up", "annotations": {"readOnlyHint": True}}
+    # Fields a definition may carry (P19) that the protocol's type does not name.
+    first = cast(
+        Definition, {**base[0], "inputSchema": schema, "title": "Look it up", "annotations": {"readOnlyHint": True}}
+    )
     return [first, *base[1:]]
 
 
@@ -65,7 +69,7 @@ def test_definitions_are_the_base_tools_the_discovery_tool_and_the_active_tools_
     with fleets.serve(spec, policies) as served:
         case = served.describe() | {"baseTools": base_count}
 
-        async def body(servers: list[dict[str, Any]]) -> tuple[Any, Any]:
+        async def body(servers: list[ServerConfig]) -> tuple[Any, Any]:
             async with sut.open(open_params(servers, base)) as r:
                 return await r.definitions(), await r.definitions()
 
@@ -125,7 +129,7 @@ def test_a_tool_listed_without_a_description_is_defined_without_one(sut: Sut, fl
         case = served.describe()
         listed = next(t for t in served.tools["s0"] if t["name"] == "ping")
 
-        async def body() -> list[dict[str, Any]]:
+        async def body() -> list[Definition]:
             async with sut.open(open_params(served.servers)) as r:
                 return await r.definitions()
 
@@ -187,7 +191,7 @@ def test_discovered_tools_are_in_every_later_definition_list(
         shown = now
 
 
-def _extra(name: str) -> dict[str, Any]:
+def _extra(name: str) -> Definition:
     return {
         "name": name,
         "description": f"A tool the host adds to one request ({name}).",
@@ -282,7 +286,7 @@ def test_the_same_inputs_give_the_same_definitions_in_the_same_order(sut: Sut, f
 def test_two_base_tools_with_one_name_are_a_config_error(sut: Sut, fleets: Fleets) -> None:
     """A request with two tools of one name is one a provider refuses, and a call by that
     name could mean either."""
-    base = [
+    base: list[Definition] = [
         {"name": "read_file", "description": "Reads a file.", "inputSchema": {"type": "object"}},
         {"name": "read_file", "description": "Reads a file, again.", "inputSchema": {"type": "object"}},
     ]
@@ -332,14 +336,16 @@ def test_a_base_tool_named_search_mcp_tools_without_the_discovery_tool_is_refuse
     """No server in auto mode: no discovery tool to collide with. The run fails with a
     configuration error naming it, or opens with the base tool as given (ID-15); a call by
     its name then activates nothing and reaches no server."""
-    base = [{"name": DISCOVERY, "description": "A built-in search.", "inputSchema": {"type": "object"}}]
+    base: list[Definition] = [
+        {"name": DISCOVERY, "description": "A built-in search.", "inputSchema": {"type": "object"}}
+    ]
     query = {"query": f"s0 {_NAMES[0]}", "server_ids": ["s0"]}
     with fleets.serve(
         FleetSpec(servers=(_SERVER,)), {"s0": {"mode": "allowlist", "allowedTools": _NAMES[:2]}}
     ) as served:
         case = served.describe() | {"baseTools": base, "call": query}
 
-        async def body() -> tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]] | OutcomeError:
+        async def body() -> tuple[list[Definition], ToolResult, list[Definition]] | OutcomeError:
             try:
                 async with sut.open(open_params(served.servers, base)) as r:
                     return await r.definitions(), await r.call(DISCOVERY, query), await r.definitions()
@@ -386,7 +392,7 @@ def test_a_base_tool_named_like_the_exposed_name_of_a_mapped_tool_is_a_config_er
     # implementation's (ID-2): a first run reads it, a second one brings a base tool of that name.
     with fleets.serve(FleetSpec(servers=(_WITH_MAPPED,)), {"s0": {"pinnedTools": ["get.item"]}}) as served:
 
-        async def first_run() -> list[dict[str, Any]]:
+        async def first_run() -> list[Definition]:
             async with sut.open(open_params(served.servers)) as r:
                 return await r.definitions()
 
@@ -403,7 +409,7 @@ def test_a_base_tool_named_like_the_exposed_name_of_a_mapped_tool_is_a_config_er
 
 def _expect_collision_refused(sut: Sut, served: Fleet, colliding: str, sentence: str) -> None:
     """A run of ``served`` with a base tool named ``colliding`` fails with a config_error naming it."""
-    base = [{"name": colliding, "description": "A built-in tool.", "inputSchema": {"type": "object"}}]
+    base: list[Definition] = [{"name": colliding, "description": "A built-in tool.", "inputSchema": {"type": "object"}}]
     case = served.describe() | {"baseTools": base}
 
     async def body() -> None:
@@ -446,11 +452,13 @@ def _expect_collision_refused(sut: Sut, served: Fleet, colliding: str, sentence:
 @clause("DEF-5.4")
 def test_a_call_by_a_base_tool_name_reaches_no_server(sut: Sut, fleets: Fleets) -> None:
     # Named with a server's prefix, but no tool of the run has that name: not a collision.
-    base = [{"name": "s0__helper", "description": "A built-in helper.", "inputSchema": {"type": "object"}}]
+    base: list[Definition] = [
+        {"name": "s0__helper", "description": "A built-in helper.", "inputSchema": {"type": "object"}}
+    ]
     with fleets.serve(FleetSpec(servers=(_SERVER,))) as served:
         case = served.describe() | {"baseTools": base, "call": "s0__helper"}
 
-        async def body() -> dict[str, Any]:
+        async def body() -> ToolResult:
             async with sut.open(open_params(served.servers, base)) as r:
                 return await r.call("s0__helper", {})
 

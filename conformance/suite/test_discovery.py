@@ -19,6 +19,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from conformance import Sut, clause
+from conformance._wire_types import Definition, ToolResult
 from conformance.suite._discovery_cases import (
     ABSENT,
     ASKED_BY_NAME,
@@ -130,7 +131,7 @@ def test_the_description_says_when_to_call_it_and_when_tools_arrive(sut: Sut, fl
     spec, policies = servers((20, {}))
     with fleets.serve(spec, policies) as served:
 
-        async def body() -> list[dict[str, Any]]:
+        async def body() -> list[Definition]:
             async with sut.open(open_params(served.servers)) as r:
                 return await r.definitions()
 
@@ -636,7 +637,7 @@ def test_a_call_that_activates_nothing_is_a_success(sut: Sut, fleets: Fleets) ->
     ]
     with fleets.serve(spec, policies) as served:
 
-        async def body() -> list[dict[str, Any]]:
+        async def body() -> list[ToolResult]:
             async with sut.open(open_params(served.servers, base_tools(95))) as r:
                 await ask_for(r, fill)
                 results = [await r.call(DISCOVERY, cast(Any, arguments)) for arguments in calls]

@@ -16,6 +16,7 @@ from typing import Any, cast
 import pytest
 
 from conformance import OutcomeError, Sut, SutMisbehaved, clause
+from conformance._wire_types import Definition, OpenParams, ServerConfig, StdioTransport, ToolPolicy
 from conformance.suite._fleets import Fleet, Fleets
 from conformance.suite._named import ask_for, discover_in_turn, plain_server
 from conformance.suite._paged_server import PATH as PAGED_SERVER
@@ -28,12 +29,12 @@ def _one_server(fleets: Fleets) -> AbstractContextManager[Fleet]:
     return fleets.serve(FleetSpec(servers=(ServerSpec(id="s0", tool_count=4),), seed=0))
 
 
-def _attempt(sut: Sut, params: dict[str, Any]) -> list[dict[str, Any]] | OutcomeError:
+def _attempt(sut: Sut, params: OpenParams) -> list[Definition] | OutcomeError:
     """Open a run (and close it again): its first definitions, or the refusal."""
     return run(refusal_or(sut, params))
 
 
-def _expect_open(sentence: str, what: str, got: list[dict[str, Any]] | OutcomeError, case: object) -> None:
+def _expect_open(sentence: str, what: str, got: list[Definition] | OutcomeError, case: object) -> None:
     if isinstance(got, OutcomeError):
         raise fail((sentence,), f"{what}: the run was refused", expected="an open run", observed=str(got), case=case)
 
@@ -41,7 +42,7 @@ def _expect_open(sentence: str, what: str, got: list[dict[str, Any]] | OutcomeEr
 def _expect_refusal(
     sentence: str,
     what: str,
-    got: list[dict[str, Any]] | OutcomeError,
+    got: list[Definition] | OutcomeError,
     kind: str,
     case: object,
     naming: Sequence[str] = (),
@@ -190,7 +191,7 @@ def test_max_active_tools_above_96_is_refused_or_counts_as_96(sut: Sut, fleets: 
     with fleets.serve(spec, {"s0": policy}) as served:
         case = served.describe()
 
-        async def body() -> list[dict[str, Any]] | OutcomeError:
+        async def body() -> list[Definition] | OutcomeError:
             try:
                 async with sut.open(open_params(served.servers)) as r:
                     await ask_for(r, [f"s0__tool_{i}" for i in range(90, 100)])
@@ -482,8 +483,12 @@ def test_a_listed_entry_that_is_not_a_tool_object_is_named_by_its_position(sut: 
     pages = [{"tools": _ODD_LISTING, "next": "absent"}]
     log = tmp_path / "cursors.jsonl"
     log.touch()
-    policy = {"mode": "all"}
-    transport = {"type": "stdio", "command": sys.executable, "args": [str(PAGED_SERVER), json.dumps(pages), str(log)]}
+    policy: ToolPolicy = {"mode": "all"}
+    transport: StdioTransport = {
+        "type": "stdio",
+        "command": sys.executable,
+        "args": [str(PAGED_SERVER), json.dumps(pages), str(log)],
+    }
     got = _attempt(sut, open_params([{"id": "oddsrv", "transport": transport, "policy": policy}]))
     case = {"pages": pages, "policies": {"oddsrv": policy}}
     if isinstance(got, OutcomeError):
@@ -542,7 +547,8 @@ ERROR_MESSAGES: dict[str, tuple[str, dict[str, Any], list[str]]] = {
 def test_error_messages_name_what_was_wrong(sut: Sut, fleets: Fleets, name: str) -> None:
     kind, change, words = ERROR_MESSAGES[name]
     with fleets.serve(FleetSpec(servers=(ServerSpec(id="bigsrv", tool_count=6),), seed=0)) as served:
-        params = open_params([served.servers[0] | change])
+        # The change breaks the configuration on purpose: the run must refuse it (ERR-3).
+        params = open_params([cast(ServerConfig, served.servers[0] | change)])
         got = _attempt(sut, params)
     if not isinstance(got, OutcomeError) or got.kind != kind:
         # Whether it must fail is ERR-1 / ERR-3; here only the words are judged.

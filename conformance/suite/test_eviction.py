@@ -11,7 +11,7 @@ step: what is active, when each tool was last used, and which tools are required
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +19,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from conformance import Run, Sut, clause
+from conformance._wire_types import Definition, OpenParams
 from conformance.suite._fleets import Fleet, Fleets
 from conformance.suite._strategies import examples
 from conformance.suite._wire import (
@@ -69,7 +70,7 @@ CANDIDATES = (*(f"{sid}__{t}" for sid in ROLLING for t in TOOLS), "pin__spare")
 CAPS = {sid: int(POLICIES.get(sid, {}).get("maxActiveTools", 24)) for sid in (*ROLLING, "pin", "fix")}
 
 
-def eviction_params(fleet: Fleet) -> dict[str, Any]:
+def eviction_params(fleet: Fleet) -> OpenParams:
     return {**open_params(fleet.with_policies(POLICIES), BASE), "eviction": "lru"}
 
 
@@ -90,7 +91,7 @@ class Oracle:
     evicted_ever: set[str] = field(default_factory=set)
     history: list[dict[str, Any]] = field(default_factory=list)
 
-    def start(self, definitions: Sequence[Mapping[str, Any]]) -> None:
+    def start(self, definitions: Sequence[Definition]) -> None:
         self.active = set(names(mcp_definitions(definitions, names(BASE))))
         missing = [r for r in REQUIRED if r not in self.active]
         if missing:

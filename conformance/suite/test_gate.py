@@ -11,6 +11,7 @@ import pytest
 from hypothesis import example, given
 
 from conformance import DriverSut, OutcomeError, Run, Sut, clause
+from conformance._wire_types import ToolResult
 from conformance.suite._explore import BASES, FLEETS, STEPS, Steps, Trace, explore
 from conformance.suite._fleets import Fleets
 from conformance.suite._named import ask_for
@@ -33,7 +34,7 @@ from mock_servers import Faults, FleetSpec, ServerSpec, example_arguments, gener
 from mock_servers.strategies import fleet_specs
 
 
-def _has_message(result: dict[str, Any]) -> bool:
+def _has_message(result: ToolResult) -> bool:
     return bool(result_text(result).strip())
 
 
@@ -166,7 +167,7 @@ def test_refusing_an_inactive_tool_points_to_discovery(sut: Sut, fleets: Fleets)
         case = served.describe()
         cat = catalog(served.tools)
 
-        async def body() -> tuple[str, dict[str, Any]]:
+        async def body() -> tuple[str, ToolResult]:
             # Base tools beside: refusing a name that is none of them is still a refusal.
             async with sut.open(open_params(served.servers, base_tools(2))) as r:
                 active = names(await r.definitions())
@@ -195,7 +196,7 @@ def test_without_the_discovery_tool_a_refusal_does_not_point_to_it(sut: Sut, fle
     with fleets.serve(spec, policies) as served:
         case = served.describe()
 
-        async def body() -> tuple[list[str], dict[str, Any]]:
+        async def body() -> tuple[list[str], ToolResult]:
             async with sut.open(open_params(served.servers)) as r:
                 return names(await r.definitions()), await r.call("s0__no_such_tool", {})
 
@@ -220,7 +221,8 @@ class _Executed:
     due: bool = False
     tool: str | None = None
     arguments: dict[str, Any] = dataclasses.field(default_factory=dict)
-    result: dict[str, Any] = dataclasses.field(default_factory=dict)
+    #: The call's result; empty until the call is made.
+    result: ToolResult = dataclasses.field(default_factory=lambda: cast(ToolResult, {}))
 
 
 async def _call_a_discovered_tool(r: Run, trace: Trace) -> _Executed:
@@ -300,7 +302,7 @@ def test_a_tool_discovery_activated_runs_on_the_very_next_call(sut: Sut, fleets:
         cat = catalog(served.tools)
         case = served.describe()
 
-        async def body() -> tuple[str, dict[str, Any], dict[str, Any]] | int:
+        async def body() -> tuple[str, ToolResult, ToolResult] | int:
             async with sut.open(open_params(served.servers)) as r:
                 left_out = sorted(set(cat) - set(names(await r.definitions())))
                 if not left_out or len(left_out) > 6:
@@ -358,7 +360,7 @@ def test_a_call_over_the_call_time_out_is_an_error_result_and_the_run_goes_on(su
         params = open_params(served.servers) | {"callTimeoutSeconds": CALL_LIMIT, "listTimeoutSeconds": 60}
         case = {"open": params, **served.describe()}
 
-        async def body() -> tuple[dict[str, Any], dict[str, Any]]:
+        async def body() -> tuple[ToolResult, ToolResult]:
             async with sut.open(params) as r:
                 slow, quick = served.tools["slow"][0], served.tools["quick"][0]
                 late = await r.call(f"slow__{slow['name']}", example_arguments(slow))
@@ -395,7 +397,7 @@ def test_a_lone_surrogate_in_call_arguments_costs_the_run_no_server(
         odd_arguments = {**example_arguments(first), "note": "\ud800"}
         case = served.describe() | {"call": {"name": f"s__{first['name']}", "arguments": odd_arguments}}
 
-        async def body() -> tuple[dict[str, Any], dict[str, Any]]:
+        async def body() -> tuple[ToolResult, ToolResult]:
             async with sut.open(open_params(served.servers)) as r:
                 odd = await r.call(f"s__{first['name']}", odd_arguments)
                 return odd, await r.call(f"s__{second['name']}", example_arguments(second))

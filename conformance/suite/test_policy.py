@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance import OutcomeError, Run, Sut, clause
+from conformance._wire_types import Definition, ServerConfig
 from conformance.suite._explore import plan
 from conformance.suite._first_round import Opened, open_first_round, with_examples
 from conformance.suite._fleets import Fleets, tools_of
@@ -178,7 +179,7 @@ def test_only_eligible_tools_are_active(sut: Sut, fleets: Fleets, fleet: FleetAn
         f"{sid}__{t['name']}": t for sid, ts in tools_of(fleet[0]).items() for t in _ineligible_to_call(models[sid], ts)
     }
 
-    async def call_them(r: Run, defs: list[dict[str, Any]]) -> dict[str, Any]:
+    async def call_them(r: Run, defs: list[Definition]) -> dict[str, Any]:
         return {q: await r.call(q, example_arguments(t)) for q, t in ineligible.items()}
 
     opened = open_first_round(sut, fleets, fleet, base_count, then=call_them)
@@ -341,7 +342,7 @@ def test_required_tools_are_the_eligible_pinned_ones_and_every_eligible_one_outs
     m = plan(fleet, 0).servers["s0"]
     outside = [_TOOLS[n] for n in m.pinned_not_eligible]
 
-    async def call_them(r: Run, defs: list[dict[str, Any]]) -> dict[str, Any]:
+    async def call_them(r: Run, defs: list[Definition]) -> dict[str, Any]:
         return {t["name"]: await r.call(f"s0__{t['name']}", example_arguments(t)) for t in outside}
 
     opened = open_first_round(sut, fleets, fleet, 0, then=call_them)
@@ -391,7 +392,7 @@ def test_discovery_never_activates_a_tool_the_policy_does_not_admit(sut: Sut, fl
     fleet = _s0(policy, 20)
     m = plan(fleet, 0).servers["s0"]
 
-    async def ask_for_them(r: Run, defs: list[dict[str, Any]]) -> dict[str, Any]:
+    async def ask_for_them(r: Run, defs: list[Definition]) -> dict[str, Any]:
         found = []
         for tool in wanted:
             result = await r.call(DISCOVERY, {"query": f"s0__{tool}", "server_ids": ["s0"], "limit": 12})
@@ -439,7 +440,7 @@ def test_an_empty_allowed_tools_restricts_nothing_in_auto_mode(
     fleet = _s0(policy, 20)
     model = plan(fleet, 0)
 
-    async def discover_one(r: Run, defs: list[dict[str, Any]]) -> dict[str, Any]:
+    async def discover_one(r: Run, defs: list[Definition]) -> dict[str, Any]:
         left_out = sorted(set(_NAMES) - {q.removeprefix("s0__") for q in names(mcp_definitions(defs, []))})
         if not left_out:
             return {}
@@ -574,7 +575,7 @@ UNKNOWN_NAMES: dict[str, tuple[dict[str, Any], dict[str, Any] | None, set[str] |
 }
 
 
-async def _observe(sut: Sut, servers: list[dict[str, Any]]) -> list[dict[str, Any]] | OutcomeError:
+async def _observe(sut: Sut, servers: list[ServerConfig]) -> list[Definition] | OutcomeError:
     """The definitions at open and after a discovery call naming ``s0``; or the refusal."""
     try:
         async with sut.open(open_params(servers)) as r:
@@ -655,7 +656,7 @@ EXPLICIT_DEFAULTS: dict[str, tuple[dict[str, Any], dict[str, Any], str]] = {
 }
 
 
-async def _up_to_max_active(sut: Sut, servers: list[dict[str, Any]]) -> list[list[str]] | str:
+async def _up_to_max_active(sut: Sut, servers: list[ServerConfig]) -> list[list[str]] | str:
     """Definition names at open and after each discovery call naming a server, until the
     servers reach their maxActiveTools; or the kind of refusal."""
     seen = []

@@ -22,6 +22,7 @@ import pytest
 from conformance import DriverSut, Nonconformance, Sut, clause
 from conformance._channel import ChannelError, RawChannel
 from conformance._protocol import PROTOCOL_VERSION, reply_problem
+from conformance._wire_types import Definition
 from conformance.suite._fleets import Fleet, Fleets
 from conformance.suite._wire import DISCOVERY, base_tools, catalog, fail, names, open_params, portable, run
 from mock_servers import Faults, FleetSpec, ServerSpec, example_arguments
@@ -296,7 +297,7 @@ def test_a_notification_gets_no_reply_and_has_no_effect(sut: Sut, fleets: Fleets
             )
 
 
-def _session(served: Fleet, run_id: str, definitions: Sequence[Mapping[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+def _session(served: Fleet, run_id: str, definitions: Sequence[Definition]) -> list[tuple[str, dict[str, Any]]]:
     """One request of every kind the suite makes inside a run, each answered with a result or an error."""
     tools = catalog(served.tools)
     active = [name for name in names(definitions) if name in tools]
@@ -321,7 +322,7 @@ def _session(served: Fleet, run_id: str, definitions: Sequence[Mapping[str, Any]
 def test_every_reply_validates_against_the_protocol_schemas(sut: Sut, fleets: Fleets) -> None:
     with fleets.serve(FLEET) as served, _channel(sut, "PRO-6") as channel:
 
-        def check(request_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        def check(request_id: int, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
             reply = channel.reply(request_id, method, params)
             problem = reply_problem(method, params, reply)
             if problem is not None or reply.get("jsonrpc") != "2.0" or ("result" in reply) == ("error" in reply):

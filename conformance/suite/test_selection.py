@@ -11,6 +11,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from conformance import OutcomeError, Sut, clause
+from conformance._wire_types import Definition, OpenParams
 from conformance.suite._explore import BASES as DISCOVERY_BASES
 from conformance.suite._explore import FLEETS as DISCOVERY_FLEETS
 from conformance.suite._explore import STEPS, Steps, Trace, explore, saturating_steps
@@ -216,7 +217,7 @@ def test_tools_are_taken_whatever_they_score(sut: Sut, fleets: Fleets, name: str
 
 def _check_max_active(trace: Trace) -> None:
     # (tools known to be active, definitions read, where): the first round, then each call.
-    lists: list[tuple[list[str], list[dict[str, Any]], dict[str, Any]]] = [([], trace.start, {"first round": True})]
+    lists: list[tuple[list[str], list[Definition], dict[str, Any]]] = [([], trace.start, {"first round": True})]
     lists += [
         (step.before + step.activated, step.definitions, {"discovery call": step.arguments}) for step in trace.steps
     ]
@@ -283,7 +284,7 @@ def test_discovery_takes_a_server_past_12_up_to_its_max_active_tools(
     with fleets.serve(spec, policies) as served:
         case = served.describe() | {"baseTools": 0}
 
-        async def body() -> list[dict[str, Any]]:
+        async def body() -> list[Definition]:
             async with sut.open(open_params(served.servers)) as r:
                 await ask_for(r, targets)
                 case["steps"] = r.case["steps"]
@@ -441,14 +442,14 @@ def test_left_out_run_fields_count_as_none_and_empty(sut: Sut, fleets: Fleets) -
     spec = FleetSpec(servers=(ServerSpec(id="s0", tool_count=30), ServerSpec(id="s1", tool_count=20)), seed=5)
     with fleets.serve(spec) as served:
         given = open_params(served.servers)
-        pairs = {
+        pairs: dict[str, tuple[OpenParams, OpenParams]] = {
             "baseTools, userMessage and systemPrompt left out": ({"servers": served.servers}, given),
             "every field left out": ({}, open_params([])),
         }
         got = {what: (run(refusal_or(sut, bare)), run(refusal_or(sut, full))) for what, (bare, full) in pairs.items()}
         case = served.describe()
 
-    def shown(outcome: list[dict[str, Any]] | OutcomeError) -> object:
+    def shown(outcome: list[Definition] | OutcomeError) -> object:
         return outcome.kind if isinstance(outcome, OutcomeError) else names(outcome)
 
     for what, (bare, full) in got.items():
@@ -468,7 +469,7 @@ def test_worked_example(sut: Sut, fleets: Fleets) -> None:
     base = base_tools(3)
     with fleets.serve(spec) as served:
 
-        async def body() -> list[dict[str, Any]]:
+        async def body() -> list[Definition]:
             async with sut.open(open_params(served.servers, base)) as r:
                 return await r.definitions()
 

@@ -8,7 +8,7 @@ import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 from .._bounds import shown
 from .._config import HttpTarget, ServerConfig, StdioTarget, Target, ToolPolicy, check_server_id
@@ -18,15 +18,25 @@ from .._eviction import EVICTION_POLICIES
 from .._loop import assemble_request
 from .._ranking import LexicalRanker, Ranker
 from .._toolset import DEFAULT_LIST_TIMEOUT, AdaptiveToolset, open_toolset
+from .._wire import Definition, Notice, ToolResult
 from ._schemas import params_problem, preload
 
-__all__ = ["DEFAULT_CALL_TIMEOUT", "MAX_RUNS", "DriverError", "ReferenceDriver", "check_params"]
+__all__ = ["DEFAULT_CALL_TIMEOUT", "MAX_RUNS", "DriverError", "InitializeResult", "ReferenceDriver", "check_params"]
 
 PROTOCOL_VERSION = "1"
 #: Seconds one MCP tool call may take when ``run.open`` sets no ``callTimeoutSeconds``.
 DEFAULT_CALL_TIMEOUT = 20.0
 #: Runs one driver keeps open (or opening) at once; ``run.open`` beyond it is a connection error.
 MAX_RUNS = 1024
+
+
+class InitializeResult(TypedDict):
+    """Who the driver is and the profiles it claims (PROTOCOL.md P17)."""
+
+    name: str
+    version: str
+    profiles: list[str]
+    protocolVersion: NotRequired[str]
 
 
 class DriverError(Exception):
@@ -166,7 +176,7 @@ class ReferenceDriver:
         """The reference claiming every profile: ``--sut reference_impl.driver:ReferenceDriver.with_eviction_and_refresh``."""
         return cls(eviction="lru", refresh=True)
 
-    async def initialize(self, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    async def initialize(self, params: Mapping[str, object] | None = None) -> InitializeResult:
         params = _as_json(params or {})
         check_params("initialize", params)
         requested = params.get("protocolVersion", PROTOCOL_VERSION)
@@ -183,16 +193,17 @@ class ReferenceDriver:
             "protocolVersion": PROTOCOL_VERSION,
         }
 
-    async def open_run(self, params: Mapping[str, Any]) -> str:
-        params = _as_json(params)
-        check_params("run.open", params)
-        servers = parse_servers(params.get("servers", []))
+    async def open_run(self, params: Mapping[str, object]) -> str:
+        # Until checked against the schema the params are whatever the caller sent.
+        wire: dict[str, Any] = _as_json(params)
+        check_params("run.open", wire)
+        servers = parse_servers(wire.get("servers", []))
         if len(self._runs) + len(self._opening) >= self.max_runs:
             raise ServerConnectionError(
                 f"this driver has {self.max_runs} runs open, its limit; close a run (run.close) before opening another"
             )
         # SEL-4.4: servers, base tools, user message and system prompt left out count as none and as empty.
-        base = params.get("baseTools", [])
+        base = wire.get("baseTools", [])
         ready: asyncio.Future[AdaptiveToolset] = asyncio.get_running_loop().create_future()
         stop = asyncio.Event()
 
@@ -201,16 +212,16 @@ class ReferenceDriver:
                 async with open_toolset(
                     servers,
                     base_tools=base,
-                    user_message=params.get("userMessage", ""),
-                    system_prompt=params.get("systemPrompt", ""),
+                    user_message=wire.get("userMessage", ""),
+                    system_prompt=wire.get("systemPrompt", ""),
                     ranker=self.ranker,
                     # ERR-5.3, GATE-4.4, PRO-9.2: the caller's bounds on listing, calls and the handshake.
-                    list_timeout=_seconds(params, "listTimeoutSeconds", self.list_timeout),
-                    call_timeout=_seconds(params, "callTimeoutSeconds", self.call_timeout),
-                    connect_timeout=_seconds(params, "connectTimeoutSeconds", self.connect_timeout),
+                    list_timeout=_seconds(wire, "listTimeoutSeconds", self.list_timeout),
+                    call_timeout=_seconds(wire, "callTimeoutSeconds", self.call_timeout),
+                    connect_timeout=_seconds(wire, "connectTimeoutSeconds", self.connect_timeout),
                     # A profile this driver does not claim is not turned on, whatever the run asks (P2).
-                    eviction=params.get("eviction") if self.eviction is not None else None,
-                    refresh=bool(params.get("refresh", False)) and self.refresh,
+                    eviction=wire.get("eviction") if self.eviction is not None else None,
+                    refresh=bool(wire.get("refresh", False)) and self.refresh,
                 ) as toolset:
                     ready.set_result(toolset)
                     await stop.wait()
@@ -254,37 +265,39 @@ class ReferenceDriver:
             with contextlib.suppress(BaseException):
                 await asyncio.shield(opening.ready)
 
-    async def definitions(self, run_id: Any) -> list[dict[str, Any]]:
+    # The methods below take their params as the caller gave them, of any type, because
+    # refusing what breaks the schema is their job; what they answer has the protocol's shape.
+    async def definitions(self, run_id: Any) -> list[Definition]:
         await self._settled(run_id)
         run = self._run("run.definitions", {"runId": run_id})
         async with run.lock:
             await run.toolset.settled()  # P39: after the re-listings begun before this request
-            return run.toolset.request_definitions()
+            return cast(list[Definition], run.toolset.request_definitions())
 
-    async def notices(self, run_id: Any) -> list[dict[str, Any]]:
+    async def notices(self, run_id: Any) -> list[Notice]:
         """What the run has to tell its operator (P40): the ``notices`` of ``run.definitions``."""
         await self._settled(run_id)
         run = self._run("run.definitions", {"runId": run_id})
         async with run.lock:
             await run.toolset.settled()
-            return [dict(notice) for notice in run.toolset.notices]
+            return [cast(Notice, dict(notice)) for notice in run.toolset.notices]
 
-    async def call(self, run_id: Any, name: Any, arguments: Any = None) -> dict[str, Any]:
+    async def call(self, run_id: Any, name: Any, arguments: Any = None) -> ToolResult:
         await self._settled(run_id)
         params = {"runId": run_id, "name": name, "arguments": _as_json({} if arguments is None else arguments)}
         run = self._run("run.call", params)
         async with run.lock:
             await run.toolset.settled()
-            return await run.toolset.call(name, params["arguments"])
+            return cast(ToolResult, await run.toolset.call(name, params["arguments"]))
 
-    async def request(self, run_id: Any, extra_tools: Any = ()) -> list[dict[str, Any]]:
+    async def request(self, run_id: Any, extra_tools: Any = ()) -> list[Definition]:
         await self._settled(run_id)
         params = {"runId": run_id, "extraTools": _as_json(extra_tools)}
         run = self._run("run.request", params)
         async with run.lock:
             # BUD-3.4: a refused request changes nothing, and the run stays open (ID-16).
             await run.toolset.settled()
-            return assemble_request(run.toolset.request_definitions(), params["extraTools"])
+            return cast(list[Definition], assemble_request(run.toolset.request_definitions(), params["extraTools"]))
 
     async def close_run(self, run_id: Any) -> None:
         await self._settled(run_id)

@@ -5,7 +5,16 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
-from conformance import DriverSut, OutcomeError, SutMisbehaved, SutStartError, SystemUnderTest, UsageError
+from conformance import (
+    Definition,
+    DriverSut,
+    OpenParams,
+    OutcomeError,
+    SutMisbehaved,
+    SutStartError,
+    SystemUnderTest,
+    UsageError,
+)
 from tests.conformance._procs import child_pid_in, is_running
 
 Argv = Callable[..., list[str]]
@@ -18,8 +27,8 @@ async def driver(fake_driver_argv: Argv) -> AsyncIterator[DriverSut]:
     await sut.aclose()
 
 
-def open_params(user_message: str = "hello", base_tools: int = 1) -> dict[str, object]:
-    tools = [
+def open_params(user_message: str = "hello", base_tools: int = 1) -> OpenParams:
+    tools: list[Definition] = [
         {"name": f"base{i}", "description": "a base tool", "inputSchema": {"type": "object"}} for i in range(base_tools)
     ]
     return {"servers": [], "baseTools": tools, "userMessage": user_message, "systemPrompt": ""}

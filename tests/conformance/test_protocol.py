@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from conformance import DriverSut, SutMisbehaved, UsageError
+from conformance import Definition, DriverSut, SutMisbehaved, UsageError
 from conformance._cli import main
 from conformance._protocol import METHODS, command, reply_problem, requirements, schema, schema_names, validate
 
 Argv = Callable[..., list[str]]
 
 PROTOCOL = resources.files("conformance").joinpath("PROTOCOL.md").read_text(encoding="utf-8")
-TOOL = {"name": "base", "description": "A base tool.", "inputSchema": {"type": "object"}}
+TOOL: Definition = {"name": "base", "description": "A base tool.", "inputSchema": {"type": "object"}}
 
 
 def test_every_method_has_a_params_and_a_result_schema_and_there_is_one_for_errors() -> None:

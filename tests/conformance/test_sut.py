@@ -7,9 +7,19 @@ from typing import Any, cast
 import anyio
 import pytest
 
-from conformance import Implementation, OutcomeError, Sut, SutMisbehaved, SystemUnderTest
+from conformance import (
+    Definition,
+    Implementation,
+    InitializeResult,
+    OpenParams,
+    OutcomeError,
+    Sut,
+    SutMisbehaved,
+    SystemUnderTest,
+    ToolResult,
+)
 
-TOOL = {"name": "base", "description": "a base tool", "inputSchema": {"type": "object"}}
+TOOL: Definition = {"name": "base", "description": "a base tool", "inputSchema": {"type": "object"}}
 
 
 class Refusal(Exception):
@@ -40,20 +50,20 @@ class FakeSut:
             await anyio.Event().wait()
         return value
 
-    async def initialize(self) -> Mapping[str, Any]:
+    async def initialize(self) -> InitializeResult:
         return await self._answer(self.info)  # type: ignore[no-any-return]
 
     async def open_run(self, params: Mapping[str, Any]) -> str:
         return await self._answer(self.run_id)  # type: ignore[no-any-return]
 
-    async def definitions(self, run_id: str) -> list[dict[str, Any]]:
+    async def definitions(self, run_id: str) -> list[Definition]:
         return await self._answer(self.tools)  # type: ignore[no-any-return]
 
-    async def call(self, run_id: str, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    async def call(self, run_id: str, name: str, arguments: Mapping[str, Any]) -> ToolResult:
         self.calls.append((name, arguments))
         return await self._answer(self.result)  # type: ignore[no-any-return]
 
-    async def request(self, run_id: str, extra_tools: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+    async def request(self, run_id: str, extra_tools: Sequence[Definition] = ()) -> list[Definition]:
         return await self._answer([*self.tools, *extra_tools])  # type: ignore[no-any-return]
 
     async def close_run(self, run_id: str) -> None:
@@ -73,7 +83,7 @@ def sut(fake: FakeSut) -> Sut:
     return Sut(fake, timeout=5.0)
 
 
-PARAMS = {"servers": [], "baseTools": [TOOL], "userMessage": "hi", "systemPrompt": ""}
+PARAMS: OpenParams = {"servers": [], "baseTools": [TOOL], "userMessage": "hi", "systemPrompt": ""}
 
 
 def test_a_plain_class_with_the_methods_is_a_system_under_test(fake: FakeSut) -> None:

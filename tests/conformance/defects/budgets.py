@@ -10,6 +10,7 @@ from reference_impl import _budgets
 from reference_impl._budgets import Budgets
 from reference_impl._errors import RequestTooLargeError, SelectionError
 from reference_impl._selection import FirstRound
+from reference_impl._wire import Definition
 from reference_impl.driver import _session
 from reference_impl.driver._session import ReferenceDriver
 from tests.conformance.defects._hooks import FirstRoundCall, wrap_first_round
@@ -78,7 +79,7 @@ def run_closed_after_request_too_large() -> None:
     """The run is closed, its connections with it, before the refusal is answered."""
     original = ReferenceDriver.request
 
-    async def request(self: ReferenceDriver, run_id: Any, extra_tools: Any = ()) -> list[dict[str, Any]]:
+    async def request(self: ReferenceDriver, run_id: Any, extra_tools: Any = ()) -> list[Definition]:
         try:
             return await original(self, run_id, extra_tools)
         except RequestTooLargeError:
@@ -97,7 +98,7 @@ def refused_request_leaves_the_run_unusable() -> None:
     """Neither reading of BUD-3.4: the run is neither usable nor closed."""
     original = ReferenceDriver.request
 
-    async def request(self: ReferenceDriver, run_id: Any, extra_tools: Any = ()) -> list[dict[str, Any]]:
+    async def request(self: ReferenceDriver, run_id: Any, extra_tools: Any = ()) -> list[Definition]:
         if run_id in _REFUSED:
             raise _too_large(_budgets.REQUEST_LIMIT + 1)
         try:

@@ -325,7 +325,7 @@ async def test_runs_are_isolated_and_closing_the_driver_closes_every_run(tmp_pat
     assert first != second
     before = await driver.definitions(second)
     found = await driver.call(first, "search_mcp_tools", {"query": "widget"})
-    assert [t["name"] for t in found["structuredContent"]["activated"]] == ["s__t12", "s__t13"]
+    assert [t["name"] for t in (found.get("structuredContent") or {})["activated"]] == ["s__t12", "s__t13"]
     assert await driver.definitions(second) == before
     assert (await driver.call(second, "s__t12", {}))["isError"] is True
     assert (await driver.call(first, "s__t12", {}))["isError"] is False

@@ -12,13 +12,14 @@ import subprocess
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from mock_servers import Faults, FleetSpec, ServerSpec, read_ledger, stdio_params
 from reference_impl.driver import ReferenceDriver
 from reference_impl.driver.__main__ import Server, main, serve
+from reference_impl.driver._session import InitializeResult
 
 from ..servers import RawServer, raw_server, tool
 
@@ -232,7 +233,7 @@ async def test_design_outcomes_are_code_32000_with_their_kind(tmp_path: Path) ->
 
 
 class _BrokenDriver(ReferenceDriver):
-    async def initialize(self, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    async def initialize(self, params: Mapping[str, object] | None = None) -> InitializeResult:
         raise RuntimeError("a bug")
 
 
@@ -298,8 +299,8 @@ async def test_serve_writes_every_reply_as_valid_utf8_json(monkeypatch: pytest.M
 
 async def test_a_reply_that_json_cannot_carry_becomes_an_internal_error(monkeypatch: pytest.MonkeyPatch) -> None:
     class _NaNDriver(ReferenceDriver):
-        async def initialize(self, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
-            return {"name": "x", "version": "1", "profiles": ["core"], "score": math.nan}
+        async def initialize(self, params: Mapping[str, object] | None = None) -> InitializeResult:
+            return cast(InitializeResult, {"name": "x", "version": "1", "profiles": ["core"], "score": math.nan})
 
     out = _stdio(monkeypatch, _request("initialize", {}, 7))
     await serve(_NaNDriver())

@@ -44,7 +44,7 @@ async def _fill_and_one_more(driver: ReferenceDriver, directory: Path, **fields:
         for i in range(17):
             args = {"query": f"s{i:02d}__op{i:02d}", "server_ids": [f"s{i:02d}"], "limit": 1}
             result = await driver.call(run, "search_mcp_tools", args)
-        return dict(result["structuredContent"])
+        return dict(result.get("structuredContent") or {})
     finally:
         await driver.close_run(run)
 
