@@ -24,7 +24,10 @@ SECTIONS: dict[str, str] = {
     "fleet": "Fleet throughput",
     "serve-scale": "Fleet scale",
     "suite-cost": "Certification cost",
+    "test-cost": "Test command",
 }
+#: Sections that take many minutes, run only when named.
+_ON_REQUEST = ("suite-cost", "test-cost")
 
 
 def _run(name: str, args: argparse.Namespace) -> list[Table]:
@@ -38,6 +41,10 @@ def _run(name: str, args: argparse.Namespace) -> list[Table]:
         return run_fleet(args.smoke)
     if name == "serve-scale":
         return run_serve_scale(args.smoke)
+    if name == "test-cost":
+        from ._test_cost import run_test_cost
+
+        return run_test_cost(args.baseline)
     from ._suite import run_suite_cost
 
     return run_suite_cost()
@@ -66,11 +73,19 @@ def main(argv: list[str] | None = None) -> int:
         type=lambda value: [part.strip() for part in value.split(",") if part.strip()],
         metavar="NAMES",
         help="run only these sections, comma-separated, and replace only them in the output file "
-        f"({', '.join(SECTIONS)}); default: every section but suite-cost",
+        f"({', '.join(SECTIONS)}); default: every section but suite-cost and test-cost",
     )
     parser.add_argument("--output", type=Path, default=ROOT / "BENCHMARKS.md", help="where to write the tables")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="DIR",
+        help="test-cost: also time the gate of the checkout in DIR (an earlier commit, installed), beside today's",
+    )
     args = parser.parse_args(argv)
-    chosen = args.sections or [name for name in SECTIONS if name != "suite-cost" or args.suite_cost]
+    chosen = args.sections or [
+        name for name in SECTIONS if name not in _ON_REQUEST or (name == "suite-cost" and args.suite_cost)
+    ]
     unknown = [name for name in chosen if name not in SECTIONS]
     if unknown:
         parser.error(f"--sections: unknown section {unknown[0]!r}; choose from {', '.join(SECTIONS)}")
@@ -83,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     elapsed = time.perf_counter() - started
 
     command = f"python -m benchmarks{' --smoke' if args.smoke else ''}{' --suite-cost' if args.suite_cost else ''}"
+    if args.baseline is not None:
+        command += " --baseline DIR"  # the checkout's commit is in the table, its path is this machine's
     header = [
         "# Benchmarks",
         "",

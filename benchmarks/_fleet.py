@@ -82,7 +82,6 @@ class _Connection:
     client: Client | None = None
     tools: list[Any] = field(default_factory=list)
     error: BaseException | None = None
-    listed_at: float = 0.0
 
     def __post_init__(self) -> None:
         import anyio
@@ -96,7 +95,6 @@ class _Connection:
         try:
             async with Client(self.target, read_timeout_seconds=60) as client:
                 self.tools = await _list_all(client)
-                self.listed_at = time.perf_counter()
                 self.client = client
                 self.ready.set()
                 await self.stop.wait()

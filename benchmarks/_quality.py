@@ -15,9 +15,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from reference_impl import AdaptiveToolset, Budgets, RankingIndex
-from reference_impl._analysis import RankerUnavailableError
-from reference_impl._rankers import RANKERS
+from reference_impl import RANKERS, AdaptiveToolset, Budgets, RankerUnavailableError, RankingIndex
 from reference_impl._ranking import names_server
 
 from ._catalogs import Run, build_run, distractors, realistic

@@ -9,9 +9,7 @@ import time
 import tracemalloc
 from collections.abc import Callable, Sequence
 
-from reference_impl import Ranker, RankingIndex
-from reference_impl._analysis import RankerUnavailableError
-from reference_impl._rankers import RANKERS
+from reference_impl import RANKERS, Ranker, RankerUnavailableError, RankingIndex
 from reference_impl._selection import select_first_round
 
 from ._catalogs import Run, build_run, fleet, listings

@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from reference_impl import AdaptiveToolset, Budgets, LexicalIndex, RankingIndex, words
-from reference_impl._rankers import Bm25Ranker
+from reference_impl import AdaptiveToolset, Bm25Ranker, Budgets, LexicalIndex, RankingIndex, words
 from reference_impl._selection import select_first_round
 
 from ._catalogs import Run, build_run, fleet, listings

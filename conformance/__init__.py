@@ -3,12 +3,13 @@
 Point it at an implementation, in this process or through a driver program, and it tells
 which clauses of ``SPEC.md`` the implementation meets and which it breaks::
 
-    pytest --sut reference                  # the bundled reference implementation
-    pytest --sut my_host.testing:make_sut   # any SystemUnderTest, in-process
-    pytest --sut-cmd "node driver.js"       # any program speaking the driver protocol
+    mcp-conformance certify --sut-cmd "node driver.js"      # a certificate, in a pytest of its own
+    pytest -p conformance.plugin --sut reference            # the bundled reference implementation
+    pytest -p conformance.plugin --sut my_host.testing:make_sut   # any SystemUnderTest, in-process
+    pytest -p conformance.plugin --sut-cmd "node driver.js" # any program speaking the driver protocol
 
-The names below load lazily, so installing the pytest plugin costs nothing until a SUT
-is named.
+The names below load lazily, so loading the pytest plugin costs nothing until a SUT is
+named.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from conformance._driver import DriverSut
     from conformance._errors import (
         ConformanceError,
+        Inconclusive,
         Nonconformance,
         OutcomeError,
         OutcomeKind,
@@ -52,6 +54,7 @@ __all__ = [
     "start_driver",
     # Findings, outcomes and errors of the suite
     "ConformanceError",
+    "Inconclusive",
     "Nonconformance",
     "OutcomeError",
     "OutcomeKind",
@@ -70,6 +73,7 @@ _HOMES = {
     **dict.fromkeys(
         (
             "ConformanceError",
+            "Inconclusive",
             "Nonconformance",
             "OutcomeError",
             "OutcomeKind",

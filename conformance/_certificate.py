@@ -31,32 +31,84 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata, resources
 from pathlib import Path
-from typing import Any, Final, TypedDict
+from typing import Final, Literal, TypedDict, get_args
 
-from conformance._clauses import Clause, Sentence, clause_id_of, load_clauses
-from conformance._expectations import Expectation, expected_failure_of
+from conformance._clauses import Clause, Level, Profile, Sentence, clause_id_of, load_clauses
+from conformance._expectations import Expectation, ExpectationEntry, expected_failure_of
 from conformance._manifest import PENDING, UNTESTED
-from conformance._reaper import TRACKING_NOTE, Leftover
-from conformance._records import FindingRecord, PropertyStats, Records, ResultRecord
+from conformance._options import Mode, ProfileChoice, Thoroughness
+from conformance._reaper import Leftover
+from conformance._records import FindingRecord, Json, Kind, PropertyStats, Records, ResultRecord
+from conformance._runner import Stopped
 
 __all__ = [
+    "AFTER_THE_SUITE",
+    "EXIT_CODES",
     "FORMAT",
+    "KINDS",
+    "PROTOCOL_LABEL",
+    "SEEN",
+    "STALE",
     "STATUSES",
+    "UNCHECKED",
     "Certificate",
+    "ClauseRow",
+    "ErrorRow",
+    "ExitCode",
+    "ExpectationRow",
+    "ExpectationState",
+    "FailureRow",
+    "PropertyRow",
     "RunInfo",
+    "Status",
+    "Verdict",
     "build_certificate",
+    "decide_verdict",
     "replay_command",
+    "stale",
+    "unexpected",
 ]
 
 FORMAT: Final = "mcp-conformance-certificate/2"
 DISTRIBUTION: Final = "mcp-adaptive-conformance"
 PROTOCOL_LABEL: Final = "driver protocol"
 
-PASS, FAIL, EXPECTED, ERROR, INCONCLUSIVE = "pass", "fail", "expected-fail", "error", "inconclusive"
-NOT_APPLICABLE, NOT_RUN, UNTESTED_STATUS = "not-applicable", "not-run", "untested"
+Verdict = Literal[
+    "conformant",
+    "conformant with warnings",
+    "partial",
+    "no regressions",
+    "non-conformant",
+    "stale expectations",
+    "incomplete",
+    "error",
+]
+ExitCode = Literal[0, 1, 2]
+#: Each verdict's exit code: 0 nothing blocks, 1 the implementation (or the expectations
+#: file) is wrong, 2 no verdict could be reached.
+EXIT_CODES: Final[Mapping[Verdict, ExitCode]] = {
+    "conformant": 0,
+    "conformant with warnings": 0,
+    "partial": 0,
+    "no regressions": 0,
+    "non-conformant": 1,
+    "stale expectations": 1,
+    "incomplete": 2,
+    "error": 2,
+}
+Status = Literal["pass", "fail", "expected-fail", "error", "inconclusive", "not-run", "not-applicable", "untested"]
 #: Every clause status, in the order the summary lists them.
-STATUSES: Final = (PASS, FAIL, EXPECTED, ERROR, INCONCLUSIVE, NOT_RUN, NOT_APPLICABLE, UNTESTED_STATUS)
-EXIT_OK, EXIT_NONCONFORMANT, EXIT_BROKEN = 0, 1, 2
+STATUSES: Final[tuple[Status, ...]] = get_args(Status)
+#: Every way a test can end, in the order the counts list them.
+KINDS: Final[tuple[Kind, ...]] = get_args(Kind)
+ExpectationState = Literal[
+    "failure seen, as expected", "stale: the listed failure no longer happens", "not checked in this run"
+]
+SEEN: Final[ExpectationState] = "failure seen, as expected"
+STALE: Final[ExpectationState] = "stale: the listed failure no longer happens"
+UNCHECKED: Final[ExpectationState] = "not checked in this run"
+#: The ``test`` of a failure found once the suite had ended (processes left running).
+AFTER_THE_SUITE: Final = "(after the suite)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,60 +118,143 @@ class RunInfo:
     command: str
     sut_option: str
     sut_value: str
-    mode: str
+    mode: Mode
     examples_dir: Path
     cwd: Path
     timestamp: str
     seed: int = 0
-    thoroughness: str = "default"
-    profile: str | None = None
+    thoroughness: Thoroughness = "default"
+    profile: ProfileChoice | None = None
     timeout: str | None = None
     shrink_time: float | None = None
     max_time: float | None = None
     expectations_file: str | None = None
+    #: How the suite's pytest ended (None: it never did): a code other than 0 or 1 with
+    #: nothing else wrong means the suite itself broke.
     pytest_exit: int | None = 0
-    #: Why the run was stopped before its end: "", "time", "SIGINT", "SIGTERM".
-    stopped: str = ""
+    stopped: Stopped = ""
     seconds: float = 0.0
     leftovers: Sequence[Leftover] = field(default_factory=tuple)
     tracked: bool = True
+    #: What the run could not track on this platform (processes that leave their group), or "".
+    untracked: str = ""
+
+
+class ImplementationInfo(TypedDict):
+    name: str | None
+    version: str | None
+    profiles_claimed: list[str]
+
+
+class SuiteInfo(TypedDict):
+    package: str
+    version: str
+    spec_sha256: str
+
+
+class SentenceRef(TypedDict):
+    id: str
+    text: str
+
+
+class TestRef(TypedDict):
+    test: str
+    kind: Kind
+
+
+class ClauseRow(TypedDict):
+    clause: str
+    level: Level
+    profile: Profile
+    section: str
+    title: str
+    status: Status
+    #: Why it has its status: the first finding, the reason it is untested, … (None: it passed).
+    reason: str | None
+    tests: list[TestRef]
+    #: The ids of the failures that name it.
+    failures: list[str]
+    #: For an inconclusive clause: the clauses that broke first and kept it from being established.
+    inconclusive_because: list[str]
+
+
+class FailureRow(TypedDict):
+    id: str
+    #: The clauses it breaks; empty for a finding about the driver protocol.
+    clauses: list[str]
+    sentences: list[SentenceRef]
+    label: str
+    level: Level
+    protocol: bool
+    test: str
+    tests: list[str]
+    message: str
+    expected: Json
+    observed: Json
+    case: Json
+    falsifying_example: str
+    stderr_tail: str
+    property: PropertyStats | None
+    replay: str
+    #: The entries of the expectations file that accept it, or None.
+    expected_failure: list[ExpectationEntry] | None
+
+
+class ErrorRow(TypedDict):
+    test: str
+    when: str
+    message: str
+
+
+class PropertyRow(PropertyStats):
+    test: str
+
+
+class ExpectationRow(ExpectationEntry):
+    level: Level
+    status: ExpectationState
+
+
+class ExpectationsInfo(TypedDict):
+    file: str | None
+    entries: list[ExpectationRow]
 
 
 class Certificate(TypedDict):
     format: str
-    verdict: str
-    exit_code: int
+    verdict: Verdict
+    exit_code: ExitCode
     why: list[str]
-    implementation: dict[str, Any]
+    implementation: ImplementationInfo
     sut: str
     profiles_under_test: list[str]
     profile_source: str
-    mode: str
+    mode: Mode
     seed: int
-    thoroughness: str
-    suite: dict[str, str]
+    thoroughness: Thoroughness
+    suite: SuiteInfo
     timestamp: str
     seconds: float
     command: str
     working_directory: str
-    summary: dict[str, int]
-    tests: dict[str, int]
-    expectations: dict[str, Any]
-    clauses: list[dict[str, Any]]
-    failures: list[dict[str, Any]]
-    errors: list[dict[str, Any]]
-    properties: list[dict[str, Any]]
+    summary: dict[Status, int]
+    tests: dict[Kind, int]
+    expectations: ExpectationsInfo
+    clauses: list[ClauseRow]
+    failures: list[FailureRow]
+    errors: list[ErrorRow]
+    properties: list[PropertyRow]
     notes: list[str]
 
 
-def suite_version() -> dict[str, str]:
+def suite_version() -> SuiteInfo:
     """The installed suite's version and a digest of the specification it certifies against."""
     try:
         version = metadata.version(DISTRIBUTION)
     except metadata.PackageNotFoundError:
         version = "unknown"
     spec = resources.files("conformance").joinpath("SPEC.md").read_bytes()
-    return {"package": DISTRIBUTION, "version": version, "spec_sha256": hashlib.sha256(spec).hexdigest()}
+    return SuiteInfo(package=DISTRIBUTION, version=version, spec_sha256=hashlib.sha256(spec).hexdigest())
 
 
 def _title(clause: Clause) -> str:
@@ -129,15 +264,12 @@ def _title(clause: Clause) -> str:
     return (match.group(1) if match else first).rstrip(".:;")
 
 
-def _display_path(path: Path, cwd: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(cwd.resolve()))
-    except ValueError:
-        return str(path.resolve())
-
-
 def replay_command(run: RunInfo, nodeid: str) -> str:
-    """One command that runs exactly this test again, with the run's seed and its saved examples."""
+    """One command that runs exactly this test again, with the run's seed and its saved examples.
+
+    The examples folder is named by its absolute path, so that the command finds the saved
+    examples from any directory instead of searching afresh.
+    """
     argv = ["mcp-conformance", "replay", f"{run.sut_option}={run.sut_value}", f"--seed={run.seed}"]
     if run.thoroughness != "default":
         argv.append(f"--thoroughness={run.thoroughness}")
@@ -145,7 +277,7 @@ def replay_command(run: RunInfo, nodeid: str) -> str:
         argv.append(f"--profile={run.profile}")
     if run.timeout:
         argv.append(f"--sut-timeout={run.timeout}")
-    argv += [f"--examples={_display_path(run.examples_dir, run.cwd)}", nodeid]
+    argv += [f"--examples={(run.cwd / run.examples_dir).resolve()}", nodeid]
     return shlex.join(argv)
 
 
@@ -153,7 +285,7 @@ def _sentences(clauses: Mapping[str, Clause]) -> dict[str, Sentence]:
     return {s.id: s for c in clauses.values() for s in c.sentences}
 
 
-def _level(refs: Sequence[str], clauses: Mapping[str, Clause]) -> str:
+def _level(refs: Sequence[str], clauses: Mapping[str, Clause]) -> Level:
     """The highest level among the sentences (or clauses) a finding names."""
     sentences = _sentences(clauses)
     levels = {
@@ -167,44 +299,47 @@ def _level(refs: Sequence[str], clauses: Mapping[str, Clause]) -> str:
 
 
 def _failure(
-    run: RunInfo, record: ResultRecord, finding: FindingRecord, clauses: Mapping[str, Clause]
-) -> dict[str, Any]:
+    run: RunInfo,
+    record: ResultRecord,
+    finding: FindingRecord,
+    clauses: Mapping[str, Clause],
+    cover: Sequence[Expectation],
+) -> FailureRow:
     refs = list(finding["clauses"])
+    named = list(dict.fromkeys(clause_id_of(r) for r in refs))
     sentences = _sentences(clauses)
-    return {
-        "id": "",
-        "clauses": list(dict.fromkeys(clause_id_of(r) for r in refs)),
-        "sentences": [{"id": r, "text": sentences[r].text} for r in refs if r in sentences],
-        "label": ", ".join(refs) or PROTOCOL_LABEL,
-        "level": _level(refs, clauses),
-        "protocol": finding["protocol"],
-        "test": record["nodeid"],
-        "tests": [record["nodeid"]],
-        "message": finding["message"],
-        "expected": finding["expected"],
-        "observed": finding["observed"],
-        "case": finding["case"],
-        "falsifying_example": finding["example"],
-        "stderr_tail": finding["stderr_tail"],
-        "property": record["property"],
-        "replay": replay_command(run, record["nodeid"]),
-        "expected_failure": None,
-    }
+    return FailureRow(
+        id="",
+        clauses=named,
+        sentences=[SentenceRef(id=r, text=sentences[r].text) for r in refs if r in sentences],
+        label=", ".join(refs) or PROTOCOL_LABEL,
+        level=_level(refs, clauses),
+        protocol=finding["protocol"],
+        test=record["nodeid"],
+        tests=[record["nodeid"]],
+        message=finding["message"],
+        expected=finding["expected"],
+        observed=finding["observed"],
+        case=finding["case"],
+        falsifying_example=finding["example"],
+        stderr_tail=finding["stderr_tail"],
+        property=record["property"],
+        replay=replay_command(run, record["nodeid"]),
+        expected_failure=[e.as_dict() for e in cover if e.clause in named] if cover else None,
+    )
 
 
 def _failures(
     run: RunInfo, tests: Sequence[ResultRecord], clauses: Mapping[str, Clause], expectations: Sequence[Expectation]
-) -> list[dict[str, Any]]:
+) -> list[FailureRow]:
     """One entry per distinct finding; protocol findings with the same message are one entry."""
     order = {cid: i for i, cid in enumerate(clauses)}
-    entries: list[dict[str, Any]] = []
-    protocol: dict[str, dict[str, Any]] = {}
+    entries: list[FailureRow] = []
+    protocol: dict[str, FailureRow] = {}
     for record in sorted((r for r in tests if r["kind"] == "finding"), key=lambda r: r["nodeid"]):
         cover = expected_failure_of(expectations, record["nodeid"], record["findings"])
         for finding in record["findings"]:
-            entry = _failure(run, record, finding, clauses)
-            if cover:
-                entry["expected_failure"] = [e.as_dict() for e in cover if e.clause in entry["clauses"]]
+            entry = _failure(run, record, finding, clauses, cover)
             if finding["protocol"]:
                 same = protocol.get(finding["message"])
                 if same is not None:
@@ -212,15 +347,14 @@ def _failures(
                     continue
                 protocol[finding["message"]] = entry
             entries.append(entry)
-    for leftover in _leftover_failure(run, clauses):
-        entries.append(leftover)
+    entries += _leftover_failure(run, clauses)
     entries.sort(key=lambda e: (min((order.get(c, len(order)) for c in e["clauses"]), default=-1), e["test"]))
     for number, entry in enumerate(entries, start=1):
         entry["id"] = f"failure-{number}"
     return entries
 
 
-def _leftover_failure(run: RunInfo, clauses: Mapping[str, Clause]) -> list[dict[str, Any]]:
+def _leftover_failure(run: RunInfo, clauses: Mapping[str, Clause]) -> list[FailureRow]:
     """Processes left running after the suite: PRO-7.1 for a driver, ERR-7.1 in process."""
     if not run.leftovers:
         return []
@@ -228,26 +362,26 @@ def _leftover_failure(run: RunInfo, clauses: Mapping[str, Clause]) -> list[dict[
     sentence = "PRO-7.1" if run.sut_option == "--sut-cmd" else "ERR-7.1"
     sentences = _sentences(clauses)
     return [
-        {
-            "id": "",
-            "clauses": [clause_id_of(sentence)],
-            "sentences": [{"id": sentence, "text": sentences[sentence].text}] if sentence in sentences else [],
-            "label": sentence,
-            "level": "MUST",
-            "protocol": False,
-            "test": "(after the suite)",
-            "tests": [],
-            "message": f"{len(listed)} process(es) started under the SUT were still running after the suite "
+        FailureRow(
+            id="",
+            clauses=[clause_id_of(sentence)],
+            sentences=[SentenceRef(id=sentence, text=sentences[sentence].text)] if sentence in sentences else [],
+            label=sentence,
+            level="MUST",
+            protocol=False,
+            test=AFTER_THE_SUITE,
+            tests=[],
+            message=f"{len(listed)} process(es) started under the SUT were still running after the suite "
             "ended and were killed",
-            "expected": "every process the SUT started has ended once the suite shut it down",
-            "observed": listed,
-            "case": None,
-            "falsifying_example": "",
-            "stderr_tail": "",
-            "property": None,
-            "replay": "",
-            "expected_failure": None,
-        }
+            expected="every process the SUT started has ended once the suite shut it down",
+            observed=listed,
+            case=None,
+            falsifying_example="",
+            stderr_tail="",
+            property=None,
+            replay="",
+            expected_failure=None,
+        )
     ]
 
 
@@ -255,36 +389,53 @@ def _row_status(
     cid: str,
     clause: Clause,
     records: Sequence[ResultRecord],
-    failing: Sequence[Mapping[str, Any]],
+    failing: Sequence[FailureRow],
     *,
     under_test: set[str],
     reasons: Mapping[str, str],
     gaps: frozenset[str],
-) -> tuple[str, str | None]:
+) -> tuple[Status, str | None]:
     ids = [s.id for s in clause.sentences]
     if all(i in reasons for i in ids):
-        return UNTESTED_STATUS, reasons[ids[0]]
+        return "untested", reasons[ids[0]]
     if under_test and clause.profile not in under_test and not failing:
-        return NOT_APPLICABLE, f"profile {clause.profile!r} is not under test"
+        return "not-applicable", f"profile {clause.profile!r} is not under test"
     if any(i in gaps for i in ids):
-        return UNTESTED_STATUS, "pending: a testable sentence the suite has no check for yet"
+        return "untested", "pending: a testable sentence the suite has no check for yet"
     if failing:
         if all(f["expected_failure"] for f in failing):
-            reasons_given = [e["reason"] for f in failing for e in f["expected_failure"] if e["clause"] == cid]
-            return EXPECTED, "; ".join(dict.fromkeys(reasons_given))
-        return FAIL, failing[0]["message"]
+            reasons_given = [e["reason"] for f in failing for e in f["expected_failure"] or () if e["clause"] == cid]
+            return "expected-fail", "; ".join(dict.fromkeys(reasons_given))
+        return "fail", failing[0]["message"]
     if not records:
-        return NOT_RUN, "not selected: no test citing it ran in this run"
+        return "not-run", "not selected: no test citing it ran in this run"
     kinds = {r["kind"] for r in records}
     if "error" in kinds:
-        return ERROR, "a test citing it could not run to the end (see errors)"
+        return "error", "a test citing it could not run to the end (see errors)"
     if "not-run" in kinds:
-        return NOT_RUN, next(r["message"] for r in records if r["kind"] == "not-run")
+        return "not-run", next(r["message"] for r in records if r["kind"] == "not-run")
     if "pass" in kinds:
-        return PASS, None
+        return "pass", None
     if kinds == {"skip"}:
-        return NOT_APPLICABLE, records[0]["message"]
-    return INCONCLUSIVE, "every test citing it failed on another clause first"
+        return "not-applicable", records[0]["message"]
+    said = [f"{r['name']}: {r['message']}" for r in records if r["kind"] == "inconclusive"]
+    if said:
+        return "inconclusive", "; ".join(dict.fromkeys(said))
+    return "inconclusive", f"every test citing it failed on another clause first ({', '.join(_broke_first(records))})"
+
+
+def _broke_first(records: Sequence[ResultRecord]) -> list[str]:
+    """The clauses that kept ``records`` from establishing theirs: the ones inconclusive
+    tests name, and the ones their findings name."""
+    named = {clause_id_of(r["inconclusive_because"]) for r in records if r["inconclusive_because"]}
+    named |= {
+        clause_id_of(c) if c else PROTOCOL_LABEL
+        for r in records
+        if r["kind"] == "finding"
+        for f in r["findings"]
+        for c in f["clauses"] or [""]
+    }
+    return sorted(named)
 
 
 def build_certificate(
@@ -296,7 +447,7 @@ def build_certificate(
     untested: Mapping[str, str] | None = None,
     pending: frozenset[str] | None = None,
 ) -> Certificate:
-    """The certificate of one run, with ``verdict`` and ``exit_code``."""
+    """The certificate of one run, with its verdict and exit code."""
     spec = load_clauses() if clauses is None else clauses
     # Sentence ids: a clause is untested when all its sentences are, pending when one is.
     reasons = UNTESTED if untested is None else untested
@@ -310,12 +461,12 @@ def build_certificate(
     for record in tests:
         for cid in record["clauses"]:
             by_clause.setdefault(cid, []).append(record)
-    failing_by_clause: dict[str, list[dict[str, Any]]] = {}
+    failing_by_clause: dict[str, list[FailureRow]] = {}
     for entry in failures:
         for cid in entry["clauses"]:
             failing_by_clause.setdefault(cid, []).append(entry)
 
-    rows: list[dict[str, Any]] = []
+    rows: list[ClauseRow] = []
     for cid, clause in spec.items():
         status, reason = _row_status(
             cid,
@@ -327,37 +478,38 @@ def build_certificate(
             gaps=gaps,
         )
         rows.append(
-            {
-                "clause": cid,
-                "level": clause.level,
-                "profile": clause.profile,
-                "section": clause.section,
-                "title": _title(clause),
-                "status": status,
-                "reason": reason,
-                "tests": [{"test": r["nodeid"], "kind": r["kind"]} for r in by_clause.get(cid, [])],
-                "failures": [f["id"] for f in failing_by_clause.get(cid, [])],
-            }
+            ClauseRow(
+                clause=cid,
+                level=clause.level,
+                profile=clause.profile,
+                section=clause.section,
+                title=_title(clause),
+                status=status,
+                reason=reason,
+                tests=[TestRef(test=r["nodeid"], kind=r["kind"]) for r in by_clause.get(cid, [])],
+                failures=[f["id"] for f in failing_by_clause.get(cid, [])],
+                # What broke first, for a clause no test could establish.
+                inconclusive_because=_broke_first(by_clause.get(cid, [])) if status == "inconclusive" else [],
+            )
         )
 
     expectation_rows = [_expectation_row(e, spec, failures, tests) for e in expectations]
-    errors = [{"test": r["nodeid"], "when": r["when"], "message": r["message"]} for r in tests if r["kind"] == "error"]
-    verdict, code, why = _verdict(run, records, rows, failures, errors, expectation_rows)
-    impl: dict[str, Any] = dict(session["implementation"] or {}) if session is not None else {}
-    notes = [] if run.tracked else [TRACKING_NOTE]
+    errors = [ErrorRow(test=r["nodeid"], when=r["when"], message=r["message"]) for r in tests if r["kind"] == "error"]
+    verdict, why = decide_verdict(run, records, rows, failures, errors, expectation_rows)
+    impl = session["implementation"] if session is not None else None
+    notes = [run.untracked] if run.untracked else []
     if records.unreadable:
         notes.append(f"{records.unreadable} unreadable line(s) in the run's records were skipped")
-    kinds = ("pass", "finding", "error", "skip", "not-run")
     return Certificate(
         format=FORMAT,
         verdict=verdict,
-        exit_code=code,
+        exit_code=EXIT_CODES[verdict],
         why=why,
-        implementation={
-            "name": impl.get("name"),
-            "version": impl.get("version"),
-            "profiles_claimed": impl.get("profiles", []),
-        },
+        implementation=ImplementationInfo(
+            name=impl["name"] if impl else None,
+            version=impl["version"] if impl else None,
+            profiles_claimed=list(impl["profiles"]) if impl else [],
+        ),
         sut=f"{run.sut_option} {shlex.quote(run.sut_value)}",
         profiles_under_test=sorted(under_test),
         profile_source=f"--profile {run.profile}" if run.profile else "as claimed by the implementation",
@@ -370,46 +522,31 @@ def build_certificate(
         command=run.command,
         working_directory=str(run.cwd),
         summary={s: sum(1 for row in rows if row["status"] == s) for s in STATUSES},
-        tests={k: sum(1 for r in tests if r["kind"] == k) for k in kinds},
-        expectations={"file": run.expectations_file, "entries": expectation_rows},
+        tests={k: sum(1 for r in tests if r["kind"] == k) for k in KINDS},
+        expectations=ExpectationsInfo(file=run.expectations_file, entries=expectation_rows),
         clauses=rows,
         failures=failures,
         errors=errors,
-        properties=_properties(tests),
+        properties=[PropertyRow(test=r["nodeid"], **r["property"]) for r in tests if r["property"] is not None],
         notes=notes,
     )
 
 
-def _properties(tests: Sequence[ResultRecord]) -> list[dict[str, Any]]:
-    """How many examples each property drew, and how its shrinking went."""
-    rows = []
-    for record in tests:
-        stats: PropertyStats | None = record["property"]
-        if stats is not None:
-            rows.append({"test": record["nodeid"], **stats})
-    return rows
-
-
 def _expectation_row(
-    entry: Expectation, spec: Mapping[str, Clause], failures: Sequence[Mapping[str, Any]], tests: Sequence[ResultRecord]
-) -> dict[str, Any]:
+    entry: Expectation, spec: Mapping[str, Clause], failures: Sequence[FailureRow], tests: Sequence[ResultRecord]
+) -> ExpectationRow:
     seen = any(
-        any(e["clause"] == entry.clause and e["test"] == entry.test for e in f["expected_failure"] or [])
+        any(e["clause"] == entry.clause and e["test"] == entry.test for e in f["expected_failure"] or ())
         for f in failures
     )
-    if seen:
-        state = "failure seen, as expected"
-    elif _stale(entry, tests):
-        state = "stale: the listed failure no longer happens"
-    else:
-        state = "not checked in this run"
-    return {**entry.as_dict(), "level": spec[entry.clause].level, "status": state}
+    state = SEEN if seen else STALE if _stale(entry, tests) else UNCHECKED
+    return ExpectationRow(**entry.as_dict(), level=spec[entry.clause].level, status=state)
 
 
 def _stale(entry: Expectation, tests: Sequence[ResultRecord]) -> bool:
     """The clause was checked by a covered test that ran to the end and found nothing on it."""
     relevant = [r for r in tests if entry.clause in r["clauses"] and entry.covers(r["nodeid"])]
-    if not relevant or any(r["kind"] in ("error", "skip", "not-run") for r in relevant):
+    if not relevant or any(r["kind"] in ("error", "skip", "not-run", "inconclusive") for r in relevant):
         return False
     return not any(
         r["kind"] == "finding" and any(entry.clause in map(clause_id_of, f["clauses"]) for f in r["findings"])
@@ -417,82 +554,104 @@ def _stale(entry: Expectation, tests: Sequence[ResultRecord]) -> bool:
     )
 
 
-def _verdict(
+def unexpected(failures: Sequence[FailureRow]) -> list[FailureRow]:
+    """The failures no entry of the expectations file accepts."""
+    return [f for f in failures if not f["expected_failure"]]
+
+
+def stale(entries: Sequence[ExpectationRow]) -> list[ExpectationRow]:
+    """The entries whose listed failure no longer happens."""
+    return [e for e in entries if e["status"] == STALE]
+
+
+_STOPPED: Final[Mapping[Stopped, str]] = {
+    "time": "the time budget ran out; the run was stopped",
+    "SIGINT": "interrupted (SIGINT); the run was stopped",
+    "SIGTERM": "terminated (SIGTERM); the run was stopped",
+}
+
+
+def decide_verdict(
     run: RunInfo,
     records: Records,
-    rows: Sequence[Mapping[str, Any]],
-    failures: Sequence[Mapping[str, Any]],
-    errors: Sequence[Mapping[str, Any]],
-    expectations: Sequence[Mapping[str, Any]],
-) -> tuple[str, int, list[str]]:
+    rows: Sequence[ClauseRow],
+    failures: Sequence[FailureRow],
+    errors: Sequence[ErrorRow],
+    expectations: Sequence[ExpectationRow],
+) -> tuple[Verdict, list[str]]:
+    """The run's verdict and why, from everything the certificate says; the one place it is decided."""
+    verdict, why = _judge(run, records, rows, failures, errors, expectations)
+    if EXIT_CODES[verdict] == 0 and not run.stopped and run.pytest_exit not in (0, 1):
+        # Nothing the records say is wrong, yet the suite's pytest broke: no verdict.
+        return "error", [f"the suite's pytest ended with exit code {run.pytest_exit} (see pytest.log)"]
+    return verdict, why
+
+
+def _judge(
+    run: RunInfo,
+    records: Records,
+    rows: Sequence[ClauseRow],
+    failures: Sequence[FailureRow],
+    errors: Sequence[ErrorRow],
+    expectations: Sequence[ExpectationRow],
+) -> tuple[Verdict, list[str]]:
     session = records.session
     if session is None or session["implementation"] is None:
         problem = (session["problem"] if session is not None else "") or "it never completed initialize"
-        return "error", EXIT_BROKEN, [f"the implementation did not start: {problem}; no test ran"]
-    stopped = {
-        "time": "the time budget ran out; the run was stopped",
-        "SIGINT": "interrupted (SIGINT); the run was stopped",
-        "SIGTERM": "terminated (SIGTERM); the run was stopped",
-    }.get(run.stopped)
-    blocking = [f for f in failures if not f["expected_failure"] and f["level"] == "MUST"]
-    if blocking:
-        broken = list(dict.fromkeys(c for f in blocking for c in f["clauses"]))
-        if any(f["protocol"] for f in blocking):
-            broken.append(f"the {PROTOCOL_LABEL}")
-        findings = [f"MUST clauses broken: {', '.join(broken)}"]
-        not_run = [r["clause"] for r in rows if r["status"] == NOT_RUN and r["tests"]]
+        return "error", [f"the implementation did not start: {problem}; no test ran"]
+    blocking = [f for f in unexpected(failures) if f["level"] == "MUST"]
+    broken = list(dict.fromkeys(c for f in blocking for c in f["clauses"]))
+    if any(f["protocol"] for f in blocking):
+        broken.append(f"the {PROTOCOL_LABEL}")
+    findings = [f"MUST clauses broken: {', '.join(broken)}"] if broken else []
+    if run.stopped:
+        # An interrupted run certifies neither way: what it found is listed, not judged.
+        return "incomplete", [_STOPPED[run.stopped], *findings]
+    if findings:
+        not_run = [r["clause"] for r in rows if r["status"] == "not-run" and r["tests"]]
         if not_run:
             findings.append(f"{len(not_run)} clause(s) not run: {_first_not_run(rows)}")
-        return "non-conformant", EXIT_NONCONFORMANT, [*findings, *([stopped] if stopped else [])]
+        return "non-conformant", findings
     if errors:
-        return "error", EXIT_BROKEN, [f"{len(errors)} test(s) could not run to the end (see errors); no verdict"]
-    stale = [e for e in expectations if e["status"].startswith("stale")]
-    if stale:
-        listed = ", ".join(e["clause"] for e in stale)
-        return (
-            "stale expectations",
-            EXIT_NONCONFORMANT,
-            [f"expected failures that now pass: {listed}; remove them from {run.expectations_file}"],
-        )
-    cut = [r["clause"] for r in rows if r["status"] == NOT_RUN and r["tests"]]
-    if stopped or cut:
-        reasons = [stopped] if stopped else []
-        if cut:
-            reasons.append(f"{len(cut)} clause(s) not run to the end: {_first_not_run(rows)}")
-        return "incomplete", EXIT_BROKEN, reasons
+        return "error", [f"{len(errors)} test(s) could not run to the end (see errors); no verdict"]
+    stale_entries = stale(expectations)
+    if stale_entries:
+        listed = ", ".join(e["clause"] for e in stale_entries)
+        return "stale expectations", [
+            f"expected failures that now pass: {listed}; remove them from {run.expectations_file}"
+        ]
+    cut = [r["clause"] for r in rows if r["status"] == "not-run" and r["tests"]]
+    if cut:
+        return "incomplete", [f"{len(cut)} clause(s) not run to the end: {_first_not_run(rows)}"]
     why: list[str] = []
-    warnings = sorted({c for f in failures if not f["expected_failure"] for c in f["clauses"]})
+    warnings = sorted({c for f in unexpected(failures) for c in f["clauses"]})
     if warnings:
         why.append(f"SHOULD/MAY clauses failing (warnings, not blocking): {', '.join(warnings)}")
-    ran = [r for r in rows if r["status"] in (PASS, FAIL, EXPECTED, INCONCLUSIVE)]
+    ran = [r for r in rows if r["status"] in ("pass", "fail", "expected-fail", "inconclusive")]
     if not ran:
-        return "error", EXIT_BROKEN, ["no clause was tested in this run"]
-    not_selected = [r["clause"] for r in rows if r["status"] == NOT_RUN]
+        return "error", ["no clause was tested in this run"]
+    not_selected = [r["clause"] for r in rows if r["status"] == "not-run"]
     if not_selected:
         why.append(f"partial run: {len(not_selected)} clause(s) of the profiles under test were not selected")
-        return "partial", EXIT_OK, why
-    inconclusive = [r["clause"] for r in rows if r["status"] == INCONCLUSIVE and r["level"] == "MUST"]
-    baseline = any(r["status"] == EXPECTED for r in rows)
+        return "partial", why
+    inconclusive = [r["clause"] for r in rows if r["status"] == "inconclusive" and r["level"] == "MUST"]
+    baseline = any(r["status"] == "expected-fail" for r in rows)
     if inconclusive and baseline and run.mode == "regression" and not warnings:
         # Every failure is a listed one, so they alone hid these clauses: a baseline holds.
         why.append(f"MUST clauses not established behind the listed failures: {', '.join(inconclusive)}")
     elif inconclusive:
-        return "incomplete", EXIT_BROKEN, [*why, f"MUST clauses not established: {', '.join(inconclusive)}"]
-    pending = [r["clause"] for r in rows if r["status"] == UNTESTED_STATUS and str(r["reason"]).startswith("pending")]
+        return "incomplete", [*why, f"MUST clauses not established: {', '.join(inconclusive)}"]
+    pending = [r["clause"] for r in rows if r["status"] == "untested" and str(r["reason"]).startswith("pending")]
     if pending:
-        return (
-            "incomplete",
-            EXIT_BROKEN,
-            [
-                *why,
-                f"the suite has no test yet for the testable clause(s) {', '.join(pending)}; no certificate verdict",
-            ],
-        )
+        return "incomplete", [
+            *why,
+            f"the suite has no test yet for the testable clause(s) {', '.join(pending)}; no certificate verdict",
+        ]
     if baseline:
-        return "no regressions", EXIT_OK, [*why, "every failure is listed in the expectations file"]
-    return ("conformant with warnings" if warnings else "conformant"), EXIT_OK, why
+        return "no regressions", [*why, "every failure is listed in the expectations file"]
+    return ("conformant with warnings" if warnings else "conformant"), why
 
 
-def _first_not_run(rows: Sequence[Mapping[str, Any]]) -> str:
-    reason = next((str(r["reason"]) for r in rows if r["status"] == NOT_RUN and r["tests"]), "")
+def _first_not_run(rows: Sequence[ClauseRow]) -> str:
+    reason = next((str(r["reason"]) for r in rows if r["status"] == "not-run" and r["tests"]), "")
     return reason.removeprefix("not run: ")

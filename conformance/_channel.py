@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import IO, Any, cast
 
-from conformance._driver import _EOF, _DriverProcess
+from conformance._driver_process import EOF, DriverProcess
 from conformance._errors import SutStartError
 
 __all__ = ["ChannelError", "RawChannel"]
@@ -40,7 +40,7 @@ class RawChannel:
     def __init__(self, argv: Sequence[str], *, env: Mapping[str, str] | None, timeout: float, grace: float) -> None:
         self.timeout, self.grace = timeout, grace
         try:
-            self._process = _DriverProcess(argv, env=env, tail_lines=40)
+            self._process = DriverProcess(argv, env=env, tail_lines=40)
         except OSError as exc:
             raise SutStartError(f"cannot start driver {list(argv)!r}: {exc.strerror or exc}") from exc
 
@@ -90,7 +90,7 @@ class RawChannel:
             line = self._process.receive(time.monotonic() + self.timeout)
         except TimeoutError:
             raise ChannelError(f"the driver wrote nothing within {self.timeout:g} s") from None
-        if line == _EOF:
+        if line == EOF:
             raise ChannelError(f"the driver {self._process.exit_status(self.grace)} without writing another line")
         try:
             return json.loads(line)

@@ -68,7 +68,7 @@ class Clause:
     # The `## ` section the clause sits in, for instance "Budgets".
     section: str
     sentences: tuple[Sentence, ...]
-    # Facts (F1–F31), rulings (R1–R12) and protocol requirements (P1, …) it comes from.
+    # Facts (F1–F31), rulings (R1–R14) and protocol requirements (P1, …) it comes from.
     sources: tuple[str, ...]
 
     @property

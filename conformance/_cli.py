@@ -1,15 +1,19 @@
-"""``mcp-conformance``: certify an implementation, replay a failure, keep the clause manifest.
+"""``mcp-conformance``: certify an implementation, replay a failure, baseline known failures,
+keep the clause manifest.
 
 ``certify`` runs the shipped suite in a pytest of its own (:mod:`conformance._runner`),
 shows progress by clause section, and writes ``certificate.json``, ``certificate.md``,
-``certificate.html`` and ``badge.svg``. Exit codes: 0 conformant (SHOULD failures are
-warnings), a partial run that passed, or no regressions; 1 non-conformant or a stale
-expectation; 2 the SUT did not start, the suite or its options broke, the run was
-stopped or ran out of time, or a testable clause has no test yet.
+``certificate.html`` and ``badge.svg``. Its options are the plugin's, generated from the
+one option table (:mod:`conformance._options`), and a few of its own (``--out``, ``-n``, …).
+Exit codes: 0 conformant (SHOULD failures are warnings), a partial run that passed, or no
+regressions; 1 non-conformant or a stale expectation; 2 the SUT did not start, the suite or
+its options broke, the run was stopped or ran out of time, or a testable clause has no test
+yet.
 
 ``replay`` runs chosen tests again exactly as a certificate's run did (same seed, saved
-failing examples first) and shows pytest's own report. ``manifest`` prints
-(``--write``: rewrites, ``--check``: compares) the clause manifest.
+failing examples first) and shows pytest's own report. ``baseline`` prints the expectations
+file that accepts every failure of a certificate. ``manifest`` prints (``--write``:
+rewrites, ``--check``: compares) the clause manifest.
 """
 
 from __future__ import annotations
@@ -18,7 +22,6 @@ import argparse
 import contextlib
 import datetime
 import importlib.util
-import math
 import os
 import shlex
 import shutil
@@ -26,19 +29,48 @@ import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from conformance._errors import ConformanceError
+from conformance._options import (
+    BROKEN_AFTER,
+    CLAUSE,
+    DEFAULT_MAX_TIME,
+    EXAMPLES,
+    EXPECTATIONS,
+    MAX_TIME,
+    MODE,
+    OPTIONS,
+    PROFILE,
+    SHRINK_TIME,
+    SUT,
+    SUT_CMD,
+    SUT_TIMEOUT,
+    THOROUGHNESS,
+    WIND_DOWN,
+    Command,
+    Count,
+    Mode,
+    Option,
+    OptionValueError,
+    Thoroughness,
+    ValueType,
+)
 
-__all__ = ["main"]
+if TYPE_CHECKING:
+    from conformance._records import Records
+
+__all__ = ["certify_parser", "main", "replay_parser"]
+
+_T = TypeVar("_T")
 
 PROG: Final = "mcp-conformance"
 EXIT_BROKEN: Final = 2
-DEFAULT_MAX_TIME: Final = 300.0
 #: The most processes certify starts when -n is not given.
 MAX_DEFAULT_WORKERS: Final = 4
-#: Seconds past --max-time a run may take to wind down before it is stopped.
-WIND_DOWN: Final = 30.0
+#: -n accepts at most this many processes per core: each starts its own SUT and fleet host.
+WORKERS_PER_CORE: Final = 4
+SEED: Final = Count(minimum=0, maximum=2**64 - 1)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -50,58 +82,78 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_BROKEN)
 
 
-def _seconds(name: str, *, zero: bool = False) -> Callable[[str], float]:
-    def parse(text: str) -> float:
+def _checked(value: ValueType[object], name: str) -> Callable[[str], object]:
+    """An argparse type from a validator of the option table."""
+
+    def parse(text: str) -> object:
         try:
-            value = float(text)
-        except ValueError:
-            value = math.nan
-        if not math.isfinite(value) or value < 0 or (value == 0 and not zero):
-            what = "a number of seconds, 0 or more" if zero else "a positive number of seconds"
-            raise argparse.ArgumentTypeError(f"{name} must be {what}, got {text!r}")
-        return value
+            return value.parse(name, text)
+        except OptionValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
 
     return parse
 
 
-def _count(name: str) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        if not text.isdigit() or int(text) < 1:
-            raise argparse.ArgumentTypeError(f"{name} must be a whole number, 1 or more, got {text!r}")
-        return int(text)
-
-    return parse
-
-
-def _seed(text: str) -> int:
-    if not text.isdigit() or len(text) > 30:
-        raise argparse.ArgumentTypeError(f"--seed must be a whole number of at most 30 digits, got {text!r}")
-    return int(text)
-
-
-def _target_options(parser: argparse.ArgumentParser) -> None:
-    """The options certify and replay share: which SUT, which examples, how hard to look."""
+def _add_options(parser: argparse.ArgumentParser, command: Command) -> None:
+    """The options of the plugin that ``command`` offers, under their certify names, from the one table."""
     target = parser.add_mutually_exclusive_group(required=True)
-    target.add_argument("--sut", metavar="SPEC", help="MODULE:FACTORY of a Python adapter, or 'reference'")
-    target.add_argument("--sut-cmd", metavar="COMMAND", help="the command that starts your driver, or 'reference'")
+    for option in OPTIONS:
+        if option.cli is None or command not in option.commands:
+            continue
+        where = target if option is SUT or option is SUT_CMD else parser
+        common: dict[str, Any] = {
+            "dest": option.dest,
+            "metavar": option.metavar,
+            "help": option.cli_help or option.help,
+            "type": _checked(option.value, option.cli),
+        }
+        if option.repeatable:
+            where.add_argument(option.cli, action="append", default=[], **common)
+        else:
+            where.add_argument(option.cli, default=option.cli_default, **common)
     parser.add_argument(
-        "--profile", choices=("core", "lexical", "all"), help="profiles to test (default: those the SUT claims)"
-    )
-    parser.add_argument(
-        "--seed", type=_seed, default=0, help="seed of the property tests: the same seed, the same examples (default 0)"
-    )
-    parser.add_argument(
-        "--thoroughness",
-        choices=("quick", "default", "deep"),
-        default="default",
-        help="how many examples each property draws: quick (half), default, deep (four times)",
-    )
-    parser.add_argument(
-        "--sut-timeout", type=_seconds("--sut-timeout"), metavar="SECONDS", help="seconds each call to the SUT may take"
+        "--seed",
+        type=_checked(SEED, "--seed"),
+        default=0,
+        help="seed of the property tests: the same seed, the same examples (default 0)",
     )
 
 
-def _certify_parser() -> argparse.ArgumentParser:
+def _value(args: argparse.Namespace, option: Option[_T]) -> _T | None:
+    """What the command line gave for ``option``, checked by its validator (None: not given)."""
+    value: _T | None = getattr(args, option.dest)
+    return value
+
+
+def _values(args: argparse.Namespace, option: Option[_T]) -> list[_T]:
+    """What the command line gave for a repeatable ``option``, each checked."""
+    values: list[_T] = getattr(args, option.dest)
+    return values
+
+
+def _max_workers() -> int:
+    return WORKERS_PER_CORE * _cores()
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def _workers_option(text: str) -> str:
+    if text.strip() == "auto":
+        return "auto"
+    most = _max_workers()
+    try:
+        Count(maximum=most).parse("-n", text)
+    except OptionValueError:
+        raise argparse.ArgumentTypeError(
+            f"-n expects a number of processes from 1 to {most} ({WORKERS_PER_CORE} per core on this machine) "
+            f"or 'auto', got {text!r}"
+        ) from None
+    return text.strip()
+
+
+def certify_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=f"{PROG} certify",
         description="Run the conformance suite against an implementation and write its certificate.",
@@ -112,33 +164,23 @@ def _certify_parser() -> argparse.ArgumentParser:
             "out of time, or a testable clause has no test yet."
         ),
     )
-    _target_options(parser)
+    _add_options(parser, "certify")
     parser.add_argument(
         "--out", default="certificate", metavar="DIR", help="where the certificate goes (default: %(default)s)"
     )
     parser.add_argument(
-        "--expectations", metavar="FILE", help="TOML file of known failures by clause, each with a reason"
-    )
-    parser.add_argument(
-        "--mode",
-        choices=("certify", "regression"),
-        default="certify",
-        help="certify (default): no expected failure on a MUST clause is accepted; "
-        "regression: listed failures are accepted and listed failures that pass fail the run",
+        "--write-expectations",
+        metavar="FILE",
+        help="also write an expectations file listing every failure of this run, each with a reason to edit "
+        "(as the baseline command does); with --mode regression it holds the run in place",
     )
     parser.add_argument(
         "-n",
         dest="workers",
+        type=_workers_option,
         metavar="N",
         help="run the suite in N processes (pytest-xdist); 1 runs it in this one; default: one per core, at most "
-        f"{MAX_DEFAULT_WORKERS}",
-    )
-    parser.add_argument(
-        "--clause",
-        action="append",
-        default=[],
-        metavar="ID",
-        help="run only the tests citing this clause or sentence (repeatable)",
+        f"{MAX_DEFAULT_WORKERS}; at most {WORKERS_PER_CORE} per core",
     )
     parser.add_argument(
         "--test",
@@ -148,29 +190,7 @@ def _certify_parser() -> argparse.ArgumentParser:
         help="run only this test of the suite, as a certificate names it (repeatable)",
     )
     parser.add_argument(
-        "--max-time",
-        type=_seconds("--max-time"),
-        default=DEFAULT_MAX_TIME,
-        metavar="SECONDS",
-        help="time budget: no test starts after it, and the run is stopped "
-        f"{WIND_DOWN:g} s later; the verdict is then 'incomplete' (default %(default)g)",
-    )
-    parser.add_argument(
-        "--shrink-time",
-        type=_seconds("--shrink-time", zero=True),
-        default=None,
-        metavar="SECONDS",
-        help="seconds a failing property may spend shrinking its counterexample (default 20)",
-    )
-    parser.add_argument(
         "--no-shrink", action="store_true", help="report a property's first failing example as found (--shrink-time 0)"
-    )
-    parser.add_argument(
-        "--broken-after",
-        type=_count("--broken-after"),
-        default=None,
-        metavar="N",
-        help="declare the SUT broken after N crashes or hangs in a row; the rest is not run (default 3)",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="show pytest's own output instead of progress")
     return parser
@@ -183,19 +203,8 @@ def _fail(message: str) -> int:
 
 def _default_workers() -> str | None:
     """One worker per core, at most a few: each starts its own SUT and fleet host."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    workers = min(cores, MAX_DEFAULT_WORKERS)
+    workers = min(_cores(), MAX_DEFAULT_WORKERS)
     return str(workers) if workers > 1 and importlib.util.find_spec("xdist") is not None else None
-
-
-def _check_workers(workers: str | None) -> str | None:
-    if workers is None or workers == "1":
-        return None
-    if importlib.util.find_spec("xdist") is None:
-        return "-n needs pytest-xdist: pip install pytest-xdist"
-    if workers != "auto" and not (workers.isdigit() and int(workers) > 0):
-        return f"-n expects a number of processes or 'auto', got {workers!r}"
-    return None
 
 
 def _workers(option: str | None) -> str | None:
@@ -215,18 +224,18 @@ def _split_extra(argv: Sequence[str]) -> tuple[list[str], list[str]]:
 def _sut(args: argparse.Namespace) -> tuple[str, str]:
     from conformance._loading import driver_argv
 
-    if args.sut_cmd is not None:
-        driver_argv(args.sut_cmd)  # a UsageError for empty or badly quoted commands
-        return "--sut-cmd", str(args.sut_cmd)
-    if not args.sut.strip():
-        raise ConformanceError("--sut is empty; give MODULE:FACTORY or 'reference'")
-    return "--sut", str(args.sut)
+    sut_cmd = _value(args, SUT_CMD)
+    if sut_cmd is not None:
+        driver_argv(sut_cmd)  # a UsageError for badly quoted commands
+        return SUT_CMD.flag, sut_cmd
+    return SUT.flag, _value(args, SUT) or ""
 
 
 def certify(argv: Sequence[str]) -> int:
     argv, extra = _split_extra(argv)
-    args = _certify_parser().parse_args(argv)
+    args = certify_parser().parse_args(argv)
 
+    from conformance._baseline import write_baseline
     from conformance._certificate import RunInfo, build_certificate
     from conformance._expectations import (
         Expectation,
@@ -234,6 +243,7 @@ def certify(argv: Sequence[str]) -> int:
         refuse_must_entries,
         refuse_unknown_tests,
     )
+    from conformance._junit import add_stale_expectations
     from conformance._manifest import citations
     from conformance._progress import Progress
     from conformance._records import read_records
@@ -241,18 +251,20 @@ def certify(argv: Sequence[str]) -> int:
     from conformance._runner import SuiteOptions, supervise
 
     sut_option, sut_value = _sut(args)
-    problem = _check_workers(args.workers)
-    if problem:
-        return _fail(problem)
+    if args.workers not in (None, "1") and importlib.util.find_spec("xdist") is None:
+        return _fail("-n needs pytest-xdist: pip install pytest-xdist")
+    mode: Mode = _value(args, MODE) or "certify"
+    expectations_file = _value(args, EXPECTATIONS)
     expectations: tuple[Expectation, ...] = ()
-    if args.expectations is not None:
-        path = Path(args.expectations)
-        expectations = load_expectations(path)
-        if args.mode == "certify":
-            refuse_must_entries(path, expectations)
-        refuse_unknown_tests(path, expectations, [t for tests in citations().values() for t in tests])
-    elif args.mode == "regression":
-        return _fail("--mode regression needs --expectations FILE: the known failures it accepts")
+    if expectations_file is not None:
+        expectations = load_expectations(expectations_file)
+        if mode == "certify":
+            refuse_must_entries(expectations_file, expectations)
+        refuse_unknown_tests(expectations_file, expectations, [t for tests in citations().values() for t in tests])
+    elif mode == "regression":
+        return _fail(
+            f"{MODE.cli} regression needs {EXPECTATIONS.cli} {EXPECTATIONS.metavar}: the known failures it accepts"
+        )
 
     out = Path(args.out)
     try:
@@ -260,33 +272,39 @@ def certify(argv: Sequence[str]) -> int:
         work = Path(tempfile.mkdtemp(prefix=".run-", dir=out))
     except OSError as exc:
         return _fail(f"--out {args.out}: cannot prepare the output directory: {exc}")
-    shrink_time = 0.0 if args.no_shrink else args.shrink_time
+    seed: int = args.seed
+    thoroughness: Thoroughness = _value(args, THOROUGHNESS) or "default"
+    sut_timeout = _value(args, SUT_TIMEOUT)
+    timeout = None if sut_timeout is None else f"{sut_timeout:g}"
+    max_time = _value(args, MAX_TIME) or DEFAULT_MAX_TIME
+    shrink_time = 0.0 if args.no_shrink else _value(args, SHRINK_TIME)
+    profile = _value(args, PROFILE)
     options = SuiteOptions(
         sut_option=sut_option,
         sut_value=sut_value,
         work=work,
         report=work / "results.jsonl",
         examples=work / "examples",
-        profile=args.profile,
-        timeout=None if args.sut_timeout is None else f"{args.sut_timeout:g}",
-        seed=args.seed,
-        thoroughness=args.thoroughness,
+        profile=profile,
+        timeout=timeout,
+        seed=seed,
+        thoroughness=thoroughness,
         shrink_time=shrink_time,
-        max_time=args.max_time,
-        broken_after=args.broken_after,
-        clauses=args.clause,
+        max_time=max_time,
+        broken_after=_value(args, BROKEN_AFTER),
+        clauses=_values(args, CLAUSE),
         tests=[_suite_test(test) for test in args.test],
         workers=_workers(args.workers),
-        expectations=None if args.expectations is None else Path(args.expectations).resolve(),
-        mode=args.mode,
+        expectations=None if expectations_file is None else expectations_file.resolve(),
+        mode=mode,
         extra=extra,
         quiet=not args.verbose,
     )
     try:
         progress = Progress(sys.stdout, enabled=not args.verbose)
         progress.say(
-            f"certifying {sut_option} {shlex.quote(sut_value)} (seed {args.seed}, thoroughness {args.thoroughness}, "
-            f"up to {args.max_time:g} s)"
+            f"certifying {sut_option} {shlex.quote(sut_value)} (seed {seed}, thoroughness {thoroughness}, "
+            f"up to {max_time:g} s)"
         )
         with contextlib.ExitStack() as stack:
             log = None if args.verbose else stack.enter_context((work / "pytest.log").open("wb"))
@@ -295,7 +313,7 @@ def certify(argv: Sequence[str]) -> int:
                 on_records=progress.update,
                 on_tick=progress.tick,
                 log=log,
-                hard_limit=args.max_time + WIND_DOWN,
+                hard_limit=max_time + WIND_DOWN,
             )
         records = read_records(work.glob("results.jsonl*"))
         started = records.session is not None and records.session["implementation"] is not None
@@ -305,42 +323,54 @@ def certify(argv: Sequence[str]) -> int:
             command=shlex.join([PROG, "certify", *argv, *(["--", *extra] if extra else [])]),
             sut_option=sut_option,
             sut_value=sut_value,
-            mode=args.mode,
+            mode=mode,
             examples_dir=out / "examples",
             cwd=Path.cwd(),
             timestamp=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-            seed=args.seed,
-            thoroughness=args.thoroughness,
-            profile=args.profile,
-            timeout=options.timeout,
+            seed=seed,
+            thoroughness=thoroughness,
+            profile=profile,
+            timeout=timeout,
             shrink_time=shrink_time,
-            max_time=args.max_time,
-            expectations_file=args.expectations,
+            max_time=max_time,
+            expectations_file=None if expectations_file is None else str(expectations_file),
             pytest_exit=outcome.returncode,
             stopped=outcome.stopped,
             seconds=outcome.seconds,
             leftovers=outcome.leftovers,
             tracked=outcome.tracked,
+            untracked=outcome.untracked,
         )
         cert = build_certificate(run, records, expectations)
-        if outcome.returncode not in (0, 1) and not outcome.stopped and cert["exit_code"] == 0:
-            cert["verdict"], cert["exit_code"] = "error", EXIT_BROKEN
-            cert["why"] = [f"the suite's pytest ended with exit code {outcome.returncode} (see pytest.log)"]
         try:
             paths = write_certificate(cert, out)
             _move_into(out, work)
         except OSError as exc:
             return _fail(f"cannot write the certificate into {out}: {exc}")
+        report = _junit_path(extra)
+        if report is not None:
+            add_stale_expectations(report, cert)
         progress.summary(cert, paths)
+        if args.write_expectations is not None:
+            written = write_baseline(cert, Path(args.write_expectations), source=str(paths[0]))
+            sys.stdout.write(f"{PROG}: {written}\n")
         return cert["exit_code"]
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _did_not_run(records: object, returncode: int | None, stopped: str, log: Path) -> str:
-    from conformance._records import Records
+def _junit_path(extra: Sequence[str]) -> Path | None:
+    """The JUnit report the arguments for pytest ask for, if any."""
+    for index, arg in enumerate(extra):
+        for flag in ("--junitxml", "--junit-xml"):
+            if arg.startswith(flag + "="):
+                return Path(arg.split("=", 1)[1])
+            if arg == flag and index + 1 < len(extra):
+                return Path(extra[index + 1])
+    return None
 
-    assert isinstance(records, Records)
+
+def _did_not_run(records: Records, returncode: int | None, stopped: str, log: Path) -> str:
     if stopped:
         reason = {"time": "the time budget ran out"}.get(stopped, f"it was interrupted ({stopped})")
         return f"the suite did not start any test: {reason}; no certificate written (the previous one is kept)"
@@ -372,29 +402,32 @@ def _move_into(out: Path, work: Path) -> None:
         examples.replace(out / "examples")
 
 
-def _replay_parser() -> argparse.ArgumentParser:
+def replay_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=f"{PROG} replay",
         description="Run tests of the suite again exactly as a certification ran them, with pytest's own report.",
         epilog="Arguments after -- go to pytest unchanged. The exit code is pytest's.",
     )
-    _target_options(parser)
-    parser.add_argument(
-        "--examples",
-        metavar="DIR",
-        help="the examples a certification saved (certificate/examples): replayed first, so a failure "
-        "found once comes back at once",
-    )
+    _add_options(parser, "replay")
     parser.add_argument("tests", nargs="+", metavar="TEST", help="a test id as the certificate prints it")
     return parser
 
 
 def replay(argv: Sequence[str]) -> int:
     argv, extra = _split_extra(argv)
-    args = _replay_parser().parse_args(argv)
+    args = replay_parser().parse_args(argv)
     from conformance._runner import SuiteOptions, supervise
 
     sut_option, sut_value = _sut(args)
+    examples = _value(args, EXAMPLES)
+    if examples is not None and not examples.is_dir():
+        # Searching afresh would hide that the saved failing examples were not found.
+        return _fail(
+            f"{EXAMPLES.cli} {examples}: no such folder (from {Path.cwd()}); give the examples folder a "
+            "certification saved, certificate/examples"
+        )
+    sut_timeout = _value(args, SUT_TIMEOUT)
+    thoroughness: Thoroughness = _value(args, THOROUGHNESS) or "default"
     tests = [_suite_test(test) for test in args.tests]
     with tempfile.TemporaryDirectory(prefix="mcp-conformance-replay-") as tmp:
         work = Path(tmp)
@@ -403,11 +436,11 @@ def replay(argv: Sequence[str]) -> int:
             sut_value=sut_value,
             work=work,
             report=work / "results.jsonl",
-            examples=Path(args.examples) if args.examples else work / "examples",
-            profile=args.profile,
-            timeout=None if args.sut_timeout is None else f"{args.sut_timeout:g}",
+            examples=examples.resolve() if examples is not None else work / "examples",
+            profile=_value(args, PROFILE),
+            timeout=None if sut_timeout is None else f"{sut_timeout:g}",
             seed=args.seed,
-            thoroughness=args.thoroughness,
+            thoroughness=thoroughness,
             tests=tests,
             extra=extra,
             quiet=False,
@@ -449,6 +482,42 @@ def manifest_command(argv: Sequence[str]) -> int:
     return 0
 
 
+def baseline_command(argv: Sequence[str]) -> int:
+    parser = _Parser(
+        prog=f"{PROG} baseline",
+        description="Print an expectations file that lists every failure of a certificate as a known failure, "
+        "each with a reason to edit: certify in regression mode with it, at the same seed and thoroughness, "
+        "and the run passes until something changes.",
+        epilog="Exit codes: 0 every failure is listed; 1 the file is printed, but some failures cannot be listed in "
+        "an expectations file (findings about the driver protocol, processes left running, tests that could not "
+        "run to the end): they are named in it and on stderr; 2 the certificate cannot be read.",
+    )
+    parser.add_argument(
+        "certificate", metavar="CERTIFICATE", help="a certificate folder (certificate/) or its certificate.json"
+    )
+    parser.add_argument(
+        "--by",
+        choices=("test", "clause"),
+        default="test",
+        help="one entry per clause and test that failed (test, the default), or per clause whatever the test",
+    )
+    args = parser.parse_args(list(argv))
+    from conformance._baseline import baseline, read_certificate
+    from conformance._progress import first_line
+
+    path = Path(args.certificate)
+    written = baseline(read_certificate(path), by=args.by, source=str(path))
+    sys.stdout.write(written.text)
+    if written.unlisted:
+        sys.stderr.write(
+            f"{PROG}: {len(written.unlisted)} failure(s) or error(s) of {path} cannot be listed in an expectations "
+            "file; a regression run fails until they are fixed:\n"
+        )
+        sys.stderr.writelines(f"{PROG}:   {first_line(line)}\n" for line in written.unlisted)
+        return 1
+    return 0
+
+
 def _protocol_command(argv: Sequence[str]) -> int:
     from conformance._protocol import command
 
@@ -461,6 +530,7 @@ commands:
   certify   run the suite against an implementation and write its certificate
             ({PROG} certify --help)
   replay    run tests again exactly as a certification ran them ({PROG} replay --help)
+  baseline  print an expectations file listing a certificate's failures ({PROG} baseline --help)
   manifest  print, --write or --check conformance/manifest.json
   protocol  where the driver protocol is written; --schema [METHOD] prints its JSON Schemas
 """
@@ -474,6 +544,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     commands: dict[str, Callable[[Sequence[str]], int]] = {
         "certify": certify,
         "replay": replay,
+        "baseline": baseline_command,
         "manifest": manifest_command,
         "protocol": _protocol_command,
     }

@@ -11,28 +11,24 @@ test does not poison the rest.
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import itertools
 import json
 import math
-import queue
 import shlex
 import subprocess
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from typing import IO, TYPE_CHECKING, Any, Final, cast
+from typing import Any, Final, cast
 
 import anyio.to_thread
 
+from conformance._channel import RawChannel
+from conformance._driver_process import EOF, DriverProcess
 from conformance._errors import OutcomeError, OutcomeKind, SutMisbehaved, SutStartError, UsageError
 from conformance._protocol import reply_problem
 from conformance._sut import check_initialize
-from mock_servers import ProcessGroup
-
-if TYPE_CHECKING:
-    from conformance._channel import RawChannel
 
 __all__ = ["PROTOCOL_VERSION", "DriverSut"]
 
@@ -43,83 +39,10 @@ _OUTCOME_CODES: Final[Mapping[int, frozenset[str]]] = {
     -32000: frozenset({"selection_error", "config_error", "connection_error", "request_too_large"}),
     -32602: frozenset({"invalid_params", "unknown_run"}),
 }
-_EOF: Final = b""
 
 
 class _Broken(Exception):
     """The byte stream from the driver can no longer be trusted; the process must go."""
-
-
-class _DriverProcess:
-    """One started driver: its process group, its stdout queue and its stderr tail."""
-
-    def __init__(self, argv: Sequence[str], *, env: Mapping[str, str] | None, tail_lines: int) -> None:
-        self.argv = list(argv)
-        self.group = ProcessGroup.start(
-            self.argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-        )
-        self.popen = self.group.popen
-        self.pgid = self.group.pgid
-        self.lines: queue.Queue[bytes] = queue.Queue()
-        self._tail: collections.deque[str] = collections.deque(maxlen=tail_lines)
-        self._readers = [
-            threading.Thread(target=self._read_stdout, name=f"driver-{self.pgid}-stdout", daemon=True),
-            threading.Thread(target=self._read_stderr, name=f"driver-{self.pgid}-stderr", daemon=True),
-        ]
-        for reader in self._readers:
-            reader.start()
-
-    # Each reader owns its stream and closes it at end of file: closing a buffered stream
-    # from another thread blocks while the reader holds its lock, and a process the
-    # driver started may keep the pipe open long after the driver is gone.
-
-    def _read_stdout(self) -> None:
-        stream = cast(IO[bytes], self.popen.stdout)
-        with contextlib.suppress(OSError, ValueError), stream:
-            for line in stream:
-                self.lines.put(line)
-        self.lines.put(_EOF)
-
-    def _read_stderr(self) -> None:
-        stream = cast(IO[bytes], self.popen.stderr)
-        with contextlib.suppress(OSError, ValueError), stream:
-            for line in stream:
-                self._tail.append(line.decode("utf-8", "replace").rstrip()[:1000])
-
-    def stderr_tail(self) -> str:
-        return "\n".join(self._tail)
-
-    def send(self, message: Mapping[str, Any]) -> None:
-        stdin = cast(IO[bytes], self.popen.stdin)
-        stdin.write(json.dumps(message, ensure_ascii=False).encode() + b"\n")
-        stdin.flush()
-
-    def receive(self, deadline: float) -> bytes:
-        """The next non-blank stdout line, ``_EOF`` at end of output; TimeoutError past deadline."""
-        while True:
-            try:
-                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                raise TimeoutError from None
-            if line == _EOF:
-                self.lines.put(_EOF)
-                return _EOF
-            if line.strip():
-                return line
-
-    def exit_status(self, wait: float) -> str:
-        """How the process ended, waiting up to ``wait`` s, for messages."""
-        code = self.group.wait(wait)
-        if code is None:
-            return "closed its stdout but is still running"
-        return f"exited with code {code}" if code >= 0 else f"was killed by signal {-code}"
-
-    def terminate(self, grace: float) -> None:
-        """End the whole process group: SIGTERM, then SIGKILL after ``grace`` s; idempotent."""
-        self.group.stop(grace, close_stdin_first=False, close_output=False)
-        # The readers end with the pipes; a process that escaped the group may hold them open.
-        for reader in self._readers:
-            reader.join(0.2)
 
 
 class DriverSut:
@@ -152,7 +75,7 @@ class DriverSut:
         self._env, self._tail_lines = env, tail_lines
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
-        self._process: _DriverProcess | None = None
+        self._process: DriverProcess | None = None
         self._info: dict[str, Any] | None = None
         self._runs: set[str] = set()
         self._stale_runs: set[str] = set()
@@ -179,8 +102,6 @@ class DriverSut:
 
         The caller owns it: ``with driver.raw_channel() as channel: ...`` ends it.
         """
-        from conformance._channel import RawChannel
-
         return RawChannel(self.argv, env=self._env, timeout=self.timeout, grace=self.grace)
 
     # -- the SystemUnderTest interface ---------------------------------------------------------
@@ -268,7 +189,7 @@ class DriverSut:
         if self._process is not None and self._info is not None:
             return self._info
         try:
-            process = _DriverProcess(self.argv, env=self._env, tail_lines=self._tail_lines)
+            process = DriverProcess(self.argv, env=self._env, tail_lines=self._tail_lines)
         except OSError as exc:
             raise SutStartError(f"cannot start driver {self.command!r}: {exc.strerror or exc}") from exc
         self.starts += 1
@@ -293,7 +214,7 @@ class DriverSut:
             + (f"\nstderr (last lines):\n{tail}" if tail else " (it wrote nothing to stderr)")
         )
 
-    def _discard(self, process: _DriverProcess) -> None:
+    def _discard(self, process: DriverProcess) -> None:
         """Kill a misbehaving driver; the next call starts a fresh one."""
         process.terminate(self.grace)
         if self._process is process:
@@ -313,7 +234,7 @@ class DriverSut:
         __tracebackhide__ = True
         with self._lock:
             self._ensure_started()
-            process = cast(_DriverProcess, self._process)
+            process = cast(DriverProcess, self._process)
             try:
                 result = self._roundtrip(process, method, params)
             except TimeoutError:
@@ -334,7 +255,7 @@ class DriverSut:
             return result
 
     def _roundtrip(
-        self, process: _DriverProcess, method: str, params: Mapping[str, Any], *, timeout: float | None = None
+        self, process: DriverProcess, method: str, params: Mapping[str, Any], *, timeout: float | None = None
     ) -> Any:
         """One request and its response. Raises _Broken, TimeoutError, OutcomeError, SutMisbehaved."""
         request_id = next(self._ids)
@@ -344,7 +265,7 @@ class DriverSut:
         except (OSError, ValueError):
             raise _Broken(f"{process.exit_status(self.grace)} and no longer reads its stdin") from None
         line = process.receive(deadline)
-        if line == _EOF:
+        if line == EOF:
             raise _Broken(f"{process.exit_status(self.grace)} without answering")
         try:
             message = json.loads(line)
@@ -364,7 +285,7 @@ class DriverSut:
             raise self._error(method, message["error"], process)
         return message["result"]
 
-    def _error(self, method: str, error: object, process: _DriverProcess) -> Exception:
+    def _error(self, method: str, error: object, process: DriverProcess) -> Exception:
         if isinstance(error, dict):
             code, data = error.get("code"), error.get("data")
             kind = data.get("kind") if isinstance(data, dict) else None

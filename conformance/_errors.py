@@ -16,9 +16,14 @@ clause", and a third carries the outcomes the design itself defines::
 
     OutcomeError                    the SUT refused an operation, as the design allows
 
+    Inconclusive                    a check established nothing: a clause it relies on
+                                    broke first, or the SUT left it nothing to check
+
 Findings subclass ``AssertionError``, so pytest reports them as test failures; everything
 under ``ConformanceError`` is an error of the run itself. An ``OutcomeError`` is neither:
 tests that expect a refusal assert on its ``kind``, and one that escapes a test fails it.
+An ``Inconclusive`` is neither either: the plugin records the test as inconclusive, naming
+the clause that broke first, so that a finding never blames a part of the SUT that is right.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from typing import Any, Final, Literal, get_args
 __all__ = [
     "OUTCOME_KINDS",
     "ConformanceError",
+    "Inconclusive",
     "Nonconformance",
     "OutcomeError",
     "OutcomeKind",
@@ -168,6 +174,28 @@ class OutcomeError(Exception):
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.message}"
+
+
+class Inconclusive(Exception):
+    """A check established nothing about the clauses it cites.
+
+    Either a sentence the check's oracle relies on broke first (``because`` names it: a
+    host without read-only handling cannot show whether its catalog kept annotations), or
+    the SUT's legitimate choices left nothing to check (``because`` is empty: a discovery
+    that activates nothing, as DSC-5.6 allows, gives nothing to execute). Raised by the
+    suite's ``precondition`` helpers; never a finding, never an error of the suite.
+    """
+
+    def __init__(self, because: str, reason: str, *, observed: object = None) -> None:
+        self.because = because
+        self.reason = reason
+        self.observed = observed
+        super().__init__(because, reason)
+
+    def __str__(self) -> str:
+        if self.because:
+            return f"{self.because} broke first: {self.reason}"
+        return f"nothing to check: {self.reason}"
 
 
 def _show(value: object) -> str:

@@ -19,13 +19,15 @@ import tomllib
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Final, TypedDict
 
 from conformance._clauses import Clause, clause_id_of, load_clauses
 from conformance._errors import UsageError
+from conformance._records import FindingRecord
 
 __all__ = [
     "Expectation",
+    "ExpectationEntry",
     "ExpectationsError",
     "expected_failure_of",
     "load_expectations",
@@ -39,6 +41,14 @@ _KEYS: Final = ("clause", "reason", "test")
 
 class ExpectationsError(UsageError):
     """The expectations file cannot be used as written; the message names file and field."""
+
+
+class ExpectationEntry(TypedDict):
+    """An entry as the file writes it and the certificate repeats it."""
+
+    clause: str
+    reason: str
+    test: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,8 +70,8 @@ class Expectation:
             return True
         return names_test(self.test, nodeid)
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"clause": self.clause, "reason": self.reason, "test": self.test}
+    def as_dict(self) -> ExpectationEntry:
+        return ExpectationEntry(clause=self.clause, reason=self.reason, test=self.test)
 
 
 def names_test(pattern: str, nodeid: str) -> bool:
@@ -162,14 +172,14 @@ def refuse_unknown_tests(path: Path, entries: Sequence[Expectation], tests: Coll
 
 
 def expected_failure_of(
-    entries: Sequence[Expectation], nodeid: str, findings: Sequence[Mapping[str, Any]]
+    entries: Sequence[Expectation], nodeid: str, findings: Sequence[FindingRecord]
 ) -> list[Expectation]:
     """The entries that make a failing test expected: every clause its findings name is covered.
 
     Empty when any finding is a protocol finding (no clause) or names an uncovered clause.
     """
-    named = [clause_id_of(ref) for finding in findings for ref in finding.get("clauses", [])]
-    if not findings or any(not finding.get("clauses") for finding in findings):
+    named = [clause_id_of(ref) for finding in findings for ref in finding["clauses"]]
+    if not findings or any(not finding["clauses"] for finding in findings):
         return []
     cover = [e for e in entries if e.clause in named and e.covers(nodeid)]
     if all(any(e.clause == c for e in cover) for c in named):

@@ -47,6 +47,7 @@ UNTESTED: Final[Mapping[str, str]] = {
     "only that passes every core check of selection, budgets and discovery",
     "ISO-3.1": "a permission (MAY): the selection trace is not part of the wire contract",
     "DSC-7.5": _PERMISSION + "; ERR-9.1 judges the message of a refusal, when there is one",
+    "CAT-2.4": _PERMISSION + "; CAT-2.1 checks that a bound, where there is one, lies past 1,000 pages",
 }
 
 #: Testable sentences the suite does not check yet. A certificate counts their clauses as
@@ -75,14 +76,22 @@ def _marks(obj: object) -> list[pytest.Mark]:
     return list(marks) if isinstance(marks, list) else [marks]
 
 
+def _row_marks(obj: object) -> list[pytest.Mark]:
+    """The marks of a test's parametrized rows (``pytest.param(..., marks=clause(...))``)."""
+    rows = [row for mark in _marks(obj) if mark.name == "parametrize" and len(mark.args) > 1 for row in mark.args[1]]
+    # A row's marks are the decorators it was given (a MarkDecorator wraps its Mark).
+    return [getattr(m, "mark", m) for row in rows for m in getattr(row, "marks", ())]
+
+
 def _suite_citations() -> Iterator[tuple[str, list[str]]]:
-    """Each suite test (``module::function``) and the ids it cites."""
+    """Each suite test (``module::function``) and the ids it cites, itself or in its rows."""
     for module in _suite_modules():
         module_ids = [str(i) for mark in _marks(module) if mark.name == "clause" for i in mark.args]
         for name, obj in vars(module).items():
             if not name.startswith("test_") or not callable(obj):
                 continue
-            ids = module_ids + [str(i) for mark in _marks(obj) if mark.name == "clause" for i in mark.args]
+            marks = [*_marks(obj), *_row_marks(obj)]
+            ids = module_ids + [str(i) for mark in marks if mark.name == "clause" for i in mark.args]
             yield f"{module.__name__.rsplit('.', 1)[-1]}::{name}", ids
 
 

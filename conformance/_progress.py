@@ -14,15 +14,23 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Final
 
-from conformance._certificate import Certificate
+from conformance._certificate import KINDS, SEEN, Certificate, stale, unexpected
 from conformance._records import Records, ResultRecord
+from conformance._render import outcome
 
-__all__ = ["Progress"]
+__all__ = ["Progress", "first_line"]
 
 PROG: Final = "mcp-conformance"
 #: Seconds without a finished test before the tests still running are named.
 QUIET_AFTER: Final = 30.0
-_OUTCOMES: Final = {"pass": "passed", "finding": "failed", "error": "broke", "skip": "skipped", "not-run": "not run"}
+#: How many failures the summary shows; the certificate has them all.
+SHOWN: Final = 10
+
+
+def first_line(text: str, width: int = 200) -> str:
+    """The first line of ``text``, cut to ``width`` characters."""
+    line = text.strip().split("\n", 1)[0]
+    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 def section_of(module: str) -> str:
@@ -108,26 +116,41 @@ class Progress:
 
     @staticmethod
     def _describe(done: Sequence[ResultRecord]) -> str:
-        counts: dict[str, int] = {}
-        for record in done:
-            counts[record["kind"]] = counts.get(record["kind"], 0) + 1
-        parts = [
-            f"{n} {_OUTCOMES[kind]}" for kind, n in sorted(counts.items(), key=lambda kv: list(_OUTCOMES).index(kv[0]))
-        ]
+        counts = {kind: sum(1 for r in done if r["kind"] == kind) for kind in KINDS}
+        parts = [f"{n} {'failed' if kind == 'finding' else outcome(kind)}" for kind, n in counts.items() if n]
         broken = sorted({c for r in done for f in r["findings"] for c in (f["clauses"] or ["protocol"])})
         return f"{len(done)} tests: {', '.join(parts)}" + (f" ({', '.join(broken)})" if broken else "")
 
     def summary(self, cert: Certificate, paths: Sequence[Path]) -> None:
-        """The verdict, why, and the first failures with their replay commands."""
-        lines = [f"{PROG}: verdict: {cert['verdict']} (exit {cert['exit_code']})"]
-        lines += [f"{PROG}:   {line}" for line in cert["why"]]
-        for failure in cert["failures"][:10]:
-            mark = " (expected)" if failure["expected_failure"] else ""
-            lines.append(f"{PROG}:   {failure['label']}{mark}: {failure['message']}")
+        """The verdict, why, and the first failures with their replay commands.
+
+        With an expectations file, every stale entry and the unexpected failures come first,
+        whatever the verdict: they are what a regression run is read for.
+        """
+        lines = [f"verdict: {cert['verdict']} (exit {cert['exit_code']})"]
+        lines += [f"  {line}" for line in cert["why"]]
+        failures = cert["failures"]
+        listed = cert["expectations"]
+        if listed["file"] is not None:
+            old = stale(listed["entries"])
+            failures = unexpected(failures)
+            seen = sum(1 for e in listed["entries"] if e["status"] == SEEN)
+            lines.append(
+                f"expectations {listed['file']}: {len(listed['entries'])} listed, {seen} seen as expected, "
+                f"{len(old)} stale; {len(failures)} unexpected failure(s)"
+            )
+            for entry in old:
+                scope = f" ({entry['test']})" if entry["test"] else ""
+                lines.append(f"  stale: {entry['clause']}{scope}: the listed failure no longer happens; remove it")
+        for error in cert["errors"][:SHOWN]:
+            lines.append(f"  broke: {error['test']} ({error['when']}): {first_line(error['message'])}")
+        for failure in failures[:SHOWN]:
+            mark = " (unexpected)" if listed["file"] is not None else ""
+            lines.append(f"  {failure['label']}{mark}: {failure['message']}")
             if failure["replay"]:
-                lines.append(f"{PROG}:     replay: {failure['replay']}")
-        if len(cert["failures"]) > 10:
-            lines.append(f"{PROG}:   … and {len(cert['failures']) - 10} more in the certificate")
-        lines.append(f"{PROG}: certificate: {', '.join(str(p) for p in paths)}")
-        self._stream.write("\n".join(lines) + "\n")
+                lines.append(f"    replay: {failure['replay']}")
+        if len(failures) > SHOWN:
+            lines.append(f"  … and {len(failures) - SHOWN} more in the certificate")
+        lines.append(f"certificate: {', '.join(str(p) for p in paths)}")
+        self._stream.write("".join(f"{PROG}: {line}\n" for line in lines))
         self._stream.flush()

@@ -14,6 +14,12 @@ smaller for a smaller input), after the SUT was declared broken, or past the ses
 time budget passes at once without touching the SUT, so shrinking ends with the smallest
 failing example found so far; the examples that failed still run for real when Hypothesis
 replays them. The guard also counts examples and shrink steps for the record.
+
+An example whose check is inconclusive (:class:`~conformance._errors.Inconclusive`: a
+clause the check relies on broke first, or the SUT left nothing to check) passes for
+Hypothesis, so that it neither shrinks nor filters: the property goes on drawing, and a
+finding on another example still fails it. When none fails, the property is inconclusive
+if an example named a clause that broke first, or if no example had anything to check.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import InvalidArgument, UnsatisfiedAssumption
 
-from conformance._errors import SutMisbehaved
+from conformance._errors import Inconclusive, SutMisbehaved
 from conformance._records import PropertyStats, jsonable
 
 __all__ = [
@@ -126,6 +132,8 @@ class PropertyGuard:
         self._on_shrinking = on_shrinking
         self._clock = clock
         self._failed: dict[str, BaseException] = {}
+        self._because: Inconclusive | None = None
+        self._unchecked: list[Inconclusive] = []
         self._first_failure: float | None = None
         self._last_step: float | None = None
         self.stats = PropertyStats(
@@ -178,6 +186,13 @@ class PropertyGuard:
         except UnsatisfiedAssumption:
             # A discarded example (``assume``), not a failure.
             raise
+        except Inconclusive as exc:
+            if self._first_failure is None:
+                if exc.because:
+                    self._because = self._because or exc
+                else:
+                    self._unchecked.append(exc)
+            return None
         except Exception as exc:
             now = self._clock()
             if self._first_failure is None:
@@ -193,6 +208,19 @@ class PropertyGuard:
         finally:
             if self._first_failure is not None:
                 self.stats["shrink_seconds"] = round(self._clock() - self._first_failure, 3)
+
+    def inconclusive(self) -> Inconclusive | None:
+        """Why the property established nothing although no example failed, or None.
+
+        An example that named a clause broken first makes it inconclusive; examples that
+        had nothing to check do only when no example had anything to check.
+        """
+        if self._because is not None:
+            return self._because
+        if self._unchecked and len(self._unchecked) >= self.stats["examples"]:
+            reason = self._unchecked[0].reason
+            return Inconclusive("", f"{reason} (in each of its {len(self._unchecked)} examples)")
+        return None
 
     def _stop_reason(self) -> str:
         if self.stats["shrink_stopped"]:

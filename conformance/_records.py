@@ -27,8 +27,10 @@ __all__ = [
     "EventRecord",
     "FindingRecord",
     "ImplementationRecord",
+    "Json",
     "Kind",
     "PropertyStats",
+    "Record",
     "Records",
     "SessionRecord",
     "ResultRecord",
@@ -39,9 +41,9 @@ __all__ = [
 
 Json: TypeAlias = Any
 #: How a test ended, as the certificate counts it.
-Kind = Literal["pass", "finding", "error", "skip", "not-run"]
+Kind = Literal["pass", "finding", "error", "skip", "not-run", "inconclusive"]
 EventName = Literal["collected", "start", "shrinking", "broken"]
-KINDS: Final[frozenset[str]] = frozenset({"pass", "finding", "error", "skip", "not-run"})
+KINDS: Final[frozenset[str]] = frozenset({"pass", "finding", "error", "skip", "not-run", "inconclusive"})
 
 
 class ImplementationRecord(TypedDict):
@@ -104,10 +106,13 @@ class ResultRecord(TypedDict):
     #: The phase that decided the kind: "setup", "call" or "teardown".
     when: str
     duration: float
-    #: Why it was skipped or not run, or what broke when ``kind`` is "error".
+    #: Why it was skipped, not run or inconclusive, or what broke when ``kind`` is "error".
     message: str
     findings: list[FindingRecord]
     property: PropertyStats | None
+    #: For an "inconclusive" test: the sentence or clause that broke first, or "" when the
+    #: SUT's legitimate choices left nothing to check.
+    inconclusive_because: str
 
 
 class EventRecord(TypedDict):
@@ -115,6 +120,10 @@ class EventRecord(TypedDict):
     event: EventName
     nodeid: str
     message: str
+
+
+#: Any line of a run's record files.
+Record: TypeAlias = SessionRecord | ResultRecord | EventRecord
 
 
 @dataclasses.dataclass(slots=True)
@@ -156,10 +165,12 @@ def jsonable(value: object, _depth: int = 0) -> Json:
     return f"<{type(value).__name__}>"
 
 
-def append_record(path: Path, record: Mapping[str, Any]) -> None:
+def append_record(path: Path, record: Record) -> None:
     """Append one record as a line; a line is written in one call so readers never see half."""
     line = json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
-    with path.open("a", encoding="utf-8") as out:
+    # A lone surrogate (a driver may echo one back) can only be inside a JSON string here:
+    # written as its escape, it reads back as itself.
+    with path.open("a", encoding="utf-8", errors="backslashreplace") as out:
         out.write(line)
 
 
@@ -239,6 +250,7 @@ def _test(record: dict[str, Any]) -> ResultRecord:
         message=str(record.get("message", "")),
         findings=[_finding(f) for f in record.get("findings", []) if isinstance(f, dict)],
         property=record.get("property"),
+        inconclusive_because=str(record.get("inconclusive_because", "")),
     )
 
 

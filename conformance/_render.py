@@ -11,16 +11,27 @@ from __future__ import annotations
 import html
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Final, Literal, assert_never
 
-from conformance._certificate import PROTOCOL_LABEL, STATUSES, Certificate
+from conformance._certificate import (
+    PROTOCOL_LABEL,
+    STATUSES,
+    Certificate,
+    ClauseRow,
+    ExitCode,
+    FailureRow,
+    PropertyRow,
+)
+from conformance._records import Kind
 
-__all__ = ["render_badge", "render_html", "render_markdown", "write_certificate"]
+__all__ = ["outcome", "render_badge", "render_html", "render_markdown", "write_certificate"]
 
 FILES: Final = ("certificate.json", "certificate.md", "certificate.html", "badge.svg")
-_GOOD: Final = frozenset({"conformant", "conformant with warnings", "no regressions", "partial"})
+Tone = Literal["good", "bad", "unsure"]
+#: How a verdict looks, from its exit code: nothing blocks, something is wrong, no verdict.
+TONES: Final[Mapping[ExitCode, Tone]] = {0: "good", 1: "bad", 2: "unsure"}
 
 
 def _json_text(value: object) -> str:
@@ -38,17 +49,17 @@ def _name(cert: Certificate) -> str:
     return f"{impl['name'] or 'unknown'} {impl['version'] or ''}".strip()
 
 
-def _groups(cert: Certificate) -> list[tuple[str, list[dict[str, Any]]]]:
+def _groups(cert: Certificate) -> list[tuple[str, list[FailureRow]]]:
     """Failures grouped by the first clause they break (protocol failures first), in order."""
-    groups: dict[str, list[dict[str, Any]]] = {}
+    groups: dict[str, list[FailureRow]] = {}
     for failure in cert["failures"]:
         key = failure["clauses"][0] if failure["clauses"] else PROTOCOL_LABEL
         groups.setdefault(key, []).append(failure)
     return list(groups.items())
 
 
-def _sections(cert: Certificate) -> list[tuple[str, list[dict[str, Any]]]]:
-    sections: dict[str, list[dict[str, Any]]] = {}
+def _sections(cert: Certificate) -> list[tuple[str, list[ClauseRow]]]:
+    sections: dict[str, list[ClauseRow]] = {}
     for row in cert["clauses"]:
         sections.setdefault(row["section"], []).append(row)
     return list(sections.items())
@@ -71,20 +82,27 @@ def _facts(cert: Certificate) -> list[tuple[str, str]]:
     ]
 
 
-#: How a test's kind reads in a sentence.
-OUTCOMES: Final = {
-    "pass": "passed",
-    "finding": "with findings",
-    "error": "broke",
-    "skip": "skipped",
-    "not-run": "not run",
-}
+def outcome(kind: Kind) -> str:
+    """How a test's kind reads in a sentence; a kind added to the records must be named here."""
+    if kind == "pass":
+        return "passed"
+    if kind == "finding":
+        return "with findings"
+    if kind == "error":
+        return "broke"
+    if kind == "skip":
+        return "skipped"
+    if kind == "not-run":
+        return "not run"
+    if kind == "inconclusive":
+        return "inconclusive"
+    assert_never(kind)
 
 
 def _test_counts(cert: Certificate) -> str:
     counts = cert["tests"]
     total = sum(counts.values())
-    parts = [f"{n} {OUTCOMES.get(kind, kind)}" for kind, n in counts.items() if n]
+    parts = [f"{n} {outcome(kind)}" for kind, n in counts.items() if n]
     return f"{total} tests: {', '.join(parts)}" if total else "no test ran"
 
 
@@ -136,7 +154,7 @@ def render_markdown(cert: Certificate) -> str:
         lines += [f"### {section}", "", "| clause | level | profile | status | note |", "|---|---|---|---|---|"]
         for row in rows:
             note = row["reason"] or row["title"]
-            status = row["status"]
+            status: str = row["status"]
             if row["failures"]:
                 status = f"[{status}](#{_anchor(row['clause'])})"
             lines.append(f"| {row['clause']} | {row['level']} | {row['profile']} | {status} | {_cell(note)} |")
@@ -169,7 +187,7 @@ def render_markdown(cert: Certificate) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _shrinking(prop: Mapping[str, Any]) -> str:
+def _shrinking(prop: PropertyRow) -> str:
     if prop["examples"] == 0 or (not prop["shrink_steps"] and not prop["shrink_stopped"]):
         return "-"
     stopped = {
@@ -181,7 +199,7 @@ def _shrinking(prop: Mapping[str, Any]) -> str:
     return f"{stopped} after {prop['shrink_seconds']:g} s"
 
 
-def _markdown_failure(failure: Mapping[str, Any]) -> list[str]:
+def _markdown_failure(failure: FailureRow) -> list[str]:
     tag = " (expected, see the expectations file)" if failure["expected_failure"] else ""
     lines = [f'<a name="{failure["id"]}"></a>', "", f"#### {failure['label']} ({failure['level']}){tag}", ""]
     lines += [_text(failure["message"]), ""]
@@ -190,9 +208,9 @@ def _markdown_failure(failure: Mapping[str, Any]) -> list[str]:
         lines += [f"Tests ({len(tests)}): " + ", ".join(f"`{t}`" for t in tests), ""]
     elif tests:
         lines += [f"Test: `{tests[0]}`", ""]
-    for title, key in (("Expected", "expected"), ("Observed", "observed")):
-        if failure[key] is not None:
-            text = _json_text(failure[key])
+    for title, value in (("Expected", failure["expected"]), ("Observed", failure["observed"])):
+        if value is not None:
+            text = _json_text(value)
             lines += [f"{title}:", "", _fence(text), ""] if text.count("\n") < 12 else _details(title, text)
     if failure["case"]:
         lines += _details("Case (the inputs that replay it)", _json_text(failure["case"]))
@@ -219,10 +237,8 @@ details{margin:.5rem 0}summary{cursor:pointer}
 """
 
 
-def _banner_class(cert: Certificate) -> str:
-    if cert["verdict"] in _GOOD:
-        return "good"
-    return "bad" if cert["exit_code"] == 1 else "unsure"
+def _banner_class(cert: Certificate) -> Tone:
+    return TONES[cert["exit_code"]]
 
 
 def render_html(cert: Certificate) -> str:
@@ -316,12 +332,12 @@ def render_html(cert: Certificate) -> str:
     return "\n".join(parts) + "\n"
 
 
-def _html_failure(failure: Mapping[str, Any]) -> list[str]:
+def _html_failure(failure: FailureRow) -> list[str]:
     e = html.escape
     tag = " (expected)" if failure["expected_failure"] else ""
     parts = [f'<h4 id="{e(failure["id"])}">{e(failure["label"])} ({e(failure["level"])}){e(tag)}</h4>']
     parts.append(f"<p>{e(failure['message'])}</p>")
-    tests: Sequence[str] = failure["tests"]
+    tests = failure["tests"]
     if tests:
         parts.append(
             "<p>Test"
@@ -330,12 +346,19 @@ def _html_failure(failure: Mapping[str, Any]) -> list[str]:
             + ", ".join(f"<code>{e(t)}</code>" for t in tests)
             + "</p>"
         )
-    for title, key in (("Expected", "expected"), ("Observed", "observed"), ("Case", "case")):
-        if failure[key] not in (None, {}, ""):
-            parts.append(f"<details><summary>{title}</summary><pre>{e(_json_text(failure[key]))}</pre></details>")
-    for title, key in (("Falsifying example", "falsifying_example"), ("Driver stderr", "stderr_tail")):
-        if failure[key]:
-            parts.append(f"<details><summary>{title}</summary><pre>{e(failure[key])}</pre></details>")
+    for title, value in (
+        ("Expected", failure["expected"]),
+        ("Observed", failure["observed"]),
+        ("Case", failure["case"]),
+    ):
+        if value not in (None, {}, ""):
+            parts.append(f"<details><summary>{title}</summary><pre>{e(_json_text(value))}</pre></details>")
+    for title, text in (
+        ("Falsifying example", failure["falsifying_example"]),
+        ("Driver stderr", failure["stderr_tail"]),
+    ):
+        if text:
+            parts.append(f"<details><summary>{title}</summary><pre>{e(text)}</pre></details>")
     if failure["replay"]:
         parts.append(f"<p>Replay:</p><pre>{e(failure['replay'])}</pre>")
     return parts
@@ -344,12 +367,15 @@ def _html_failure(failure: Mapping[str, Any]) -> list[str]:
 # -- Badge
 
 
+_BADGE_COLORS: Final[Mapping[Tone, str]] = {"good": "#2e7d32", "bad": "#c62828", "unsure": "#b26a00"}
+
+
 def render_badge(cert: Certificate) -> str:
     """A flat SVG badge: the verdict, the profiles under test and the suite's version."""
     left = "MCP toolset"
     profiles = "+".join(cert["profiles_under_test"]) or "none"
     right = f"{cert['verdict']} · {profiles} · suite {cert['suite']['version']}"
-    color = {"good": "#2e7d32", "bad": "#c62828", "unsure": "#b26a00"}[_banner_class(cert)]
+    color = _BADGE_COLORS[_banner_class(cert)]
     # Widths from a flat per-character estimate: good enough for a badge, no font files needed.
     lw, rw = 10 + 7 * len(left), 10 + 7 * len(right)
     e = html.escape
@@ -378,7 +404,8 @@ def write_certificate(cert: Certificate, out: Path) -> list[Path]:
     for name in FILES:
         target = out / name
         partial = out / f".{name}.partial"
-        partial.write_text(texts[name], encoding="utf-8")
+        # A lone surrogate a driver echoed is written as its escape (in JSON, it reads back as itself).
+        partial.write_text(texts[name], encoding="utf-8", errors="backslashreplace")
         os.replace(partial, target)
         paths.append(target)
     return paths

@@ -2,7 +2,7 @@
 
 The suite runs in a child pytest that ignores the caller's setup: it is given the
 suite's own ``pytest.ini`` (``-c``), the suite's folder as root and conftest boundary, no
-auto-loaded plugins (only the four it needs, named with ``-p``), none of the caller's
+auto-loaded plugins (only the ones it needs, named with ``-p``), none of the caller's
 ``PYTEST_ADDOPTS``, and a private Hypothesis storage folder, so the same options give the
 same verdict in any directory and nothing is written outside the output folder.
 
@@ -23,17 +23,42 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import IO, Final
+from typing import IO, Final, Literal
 
 from conformance import _reaper
+from conformance._options import (
+    BROKEN_AFTER,
+    CLAUSE,
+    EXAMPLES,
+    EXPECTATIONS,
+    MAX_TIME,
+    MODE,
+    PROFILE,
+    REPORT,
+    SHRINK_TIME,
+    SUT_TIMEOUT,
+    THOROUGHNESS,
+    Mode,
+    ProfileChoice,
+    Thoroughness,
+)
 from conformance._records import Records, read_records
 
-__all__ = ["SUITE_DIR", "SUITE_INI", "Outcome", "SuiteOptions", "pytest_command", "pytest_env", "supervise"]
+__all__ = [
+    "SUITE_DIR",
+    "SUITE_INI",
+    "Outcome",
+    "Stopped",
+    "SuiteOptions",
+    "pytest_command",
+    "pytest_env",
+    "supervise",
+]
 
 SUITE_DIR: Final = Path(__file__).parent / "suite"
 SUITE_INI: Final = SUITE_DIR / "pytest.ini"
 #: The only plugins the suite's pytest loads (auto-loading is off).
-PLUGINS: Final = ("conformance.plugin", "pytest_asyncio.plugin", "_hypothesis_pytestplugin")
+PLUGINS: Final = ("conformance.plugin", "_hypothesis_pytestplugin")
 XDIST_PLUGINS: Final = ("xdist.plugin", "xdist.looponfail")
 #: Environment variables of the caller that would change the suite's run.
 _DROPPED_ENV: Final = (
@@ -43,6 +68,8 @@ _DROPPED_ENV: Final = (
     "PYTEST_CURRENT_TEST",
     "PYTHONWARNINGS",
 )
+#: Why a run was stopped before its end: "" (it was not), the time limit, or a signal.
+Stopped = Literal["", "time", "SIGINT", "SIGTERM"]
 #: Seconds pytest gets to tear down after SIGINT before its group is killed.
 STOP_GRACE: Final = 10.0
 
@@ -56,17 +83,17 @@ class SuiteOptions:
     work: Path
     report: Path
     examples: Path
-    profile: str | None = None
+    profile: ProfileChoice | None = None
     timeout: str | None = None
     seed: int = 0
-    thoroughness: str = "default"
+    thoroughness: Thoroughness = "default"
     shrink_time: float | None = None
     max_time: float | None = None
     broken_after: int | None = None
     clauses: Sequence[str] = ()
     workers: str | None = None
     expectations: Path | None = None
-    mode: str = "certify"
+    mode: Mode = "certify"
     tests: Sequence[str] = ()
     extra: Sequence[str] = ()
     quiet: bool = True
@@ -85,21 +112,21 @@ def pytest_command(options: SuiteOptions) -> list[str]:
             argv += ["-p", plugin]
         argv.append(f"--numprocesses={options.workers}")
     argv += [f"{options.sut_option}={options.sut_value}", f"--hypothesis-seed={options.seed}"]
-    argv.append(f"--conformance-thoroughness={options.thoroughness}")
+    argv.append(f"{THOROUGHNESS.flag}={options.thoroughness}")
     if options.profile:
-        argv.append(f"--profile={options.profile}")
+        argv.append(f"{PROFILE.flag}={options.profile}")
     if options.timeout:
-        argv.append(f"--sut-timeout={options.timeout}")
+        argv.append(f"{SUT_TIMEOUT.flag}={options.timeout}")
     if options.shrink_time is not None:
-        argv.append(f"--conformance-shrink-time={options.shrink_time:g}")
+        argv.append(f"{SHRINK_TIME.flag}={options.shrink_time:g}")
     if options.max_time is not None:
-        argv.append(f"--conformance-max-time={options.max_time:g}")
+        argv.append(f"{MAX_TIME.flag}={options.max_time:g}")
     if options.broken_after is not None:
-        argv.append(f"--conformance-broken-after={options.broken_after}")
+        argv.append(f"{BROKEN_AFTER.flag}={options.broken_after}")
     if options.expectations is not None:
-        argv += [f"--conformance-expectations={options.expectations}", f"--conformance-mode={options.mode}"]
-    argv += [f"--clause={clause_id}" for clause_id in options.clauses]
-    argv += [f"--conformance-report={options.report}", f"--conformance-examples={options.examples}"]
+        argv += [f"{EXPECTATIONS.flag}={options.expectations}", f"{MODE.flag}={options.mode}"]
+    argv += [f"{CLAUSE.flag}={clause_id}" for clause_id in options.clauses]
+    argv += [f"{REPORT.flag}={options.report}", f"{EXAMPLES.flag}={options.examples}"]
     argv += [f"--basetemp={options.work / 'tmp'}"]
     if options.quiet:
         argv.append("-q")
@@ -121,12 +148,14 @@ class Outcome:
     """How the child pytest ended."""
 
     returncode: int | None
-    #: Why it was stopped before it ended by itself: "", "time", "SIGINT", "SIGTERM".
-    stopped: str = ""
+    #: Why it was stopped before it ended by itself.
+    stopped: Stopped = ""
     #: Processes still running below this one after pytest ended, ended since.
     leftovers: list[_reaper.Leftover] = field(default_factory=list)
     #: Whether processes that escape their group were tracked (Linux).
     tracked: bool = True
+    #: What was not tracked on this platform, for the certificate ("" where everything was).
+    untracked: str = ""
     seconds: float = 0.0
 
 
@@ -134,14 +163,14 @@ class _Signals:
     """SIGINT and SIGTERM set a flag instead of killing this process, while installed."""
 
     def __init__(self) -> None:
-        self.received = ""
+        self.received: Stopped = ""
         self._previous: dict[int, object] = {}
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         if self.received:
             # A second signal: the user means it.
             raise KeyboardInterrupt
-        self.received = signal.Signals(signum).name
+        self.received = "SIGTERM" if signum == signal.SIGTERM else "SIGINT"
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[_Signals]:
@@ -169,23 +198,24 @@ def supervise(
     ``on_tick`` is called every ``poll`` seconds. Output of pytest goes to ``log`` (None:
     this process's own stdout and stderr).
     """
-    tracked = _reaper.become_subreaper()
-    # Processes of the caller's own, which are not the suite's to end.
-    spare = frozenset(p.pid for p in _reaper.descendants())
+    # Reaps the run's orphans as they end and, at the end, ends whatever the run left.
+    reaper = _reaper.Reaper()
     started = time.monotonic()
-    outcome = Outcome(returncode=None, tracked=tracked)
     options.work.mkdir(parents=True, exist_ok=True)
     report_glob = f"{options.report.name}*"
     seen = 0
-    with _Signals().installed() as signals:
-        process = subprocess.Popen(
-            pytest_command(options),
-            stdin=subprocess.DEVNULL,
-            stdout=log if log is not None else None,
-            stderr=subprocess.STDOUT if log is not None else None,
-            env=pytest_env(options),
-            start_new_session=True,
-        )
+    with reaper, _Signals().installed() as signals:
+        outcome = Outcome(returncode=None, tracked=reaper.tracked, untracked=reaper.untracked)
+        with reaper.spawning():
+            process = subprocess.Popen(
+                pytest_command(options),
+                stdin=subprocess.DEVNULL,
+                stdout=log if log is not None else None,
+                stderr=subprocess.STDOUT if log is not None else None,
+                env=pytest_env(options) | reaper.environment(),
+                start_new_session=True,
+            )
+            reaper.protect(process.pid)
         try:
             while True:
                 with contextlib.suppress(subprocess.TimeoutExpired):
@@ -211,7 +241,7 @@ def supervise(
         finally:
             if process.poll() is None:
                 outcome.returncode = _stop(process, grace=0.5)
-            found = _reaper.end_descendants(spare=spare)
+            found = reaper.sweep()
             # After a forced stop the suite's own processes are among them: not the SUT's doing.
             outcome.leftovers = [] if outcome.stopped else found
             outcome.seconds = round(time.monotonic() - started, 1)

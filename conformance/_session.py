@@ -15,24 +15,32 @@ import contextlib
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Coroutine, Generator, Iterator
+from collections.abc import Coroutine, Generator, Iterator
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
 import pytest
-import pytest_asyncio
 
 from conformance import _properties
 from conformance._clauses import Profile, clause_id_of, clauses_of, profile_of, sentences_of
 from conformance._driver import DriverSut
-from conformance._errors import ConformanceError, Nonconformance, OutcomeError, SutBroken, SutMisbehaved
+from conformance._errors import (
+    ConformanceError,
+    Inconclusive,
+    Nonconformance,
+    OutcomeError,
+    SutBroken,
+    SutMisbehaved,
+)
 from conformance._expectations import Expectation, expected_failure_of, load_expectations
 from conformance._keys import CLAUSES_KEY, SESSION_KEY
 from conformance._loading import driver_argv, load_sut
 from conformance._records import (
     EventName,
+    EventRecord,
     FindingRecord,
     Kind,
+    Record,
     ResultRecord,
     SessionRecord,
     append_record,
@@ -142,7 +150,7 @@ class SutSession:
 
     # -- records
 
-    def write(self, config: pytest.Config, record: SessionRecord | ResultRecord | dict[str, Any]) -> None:
+    def write(self, config: pytest.Config, record: Record) -> None:
         path = self.settings.report
         if path is None:
             return
@@ -150,7 +158,7 @@ class SutSession:
         append_record(Path(f"{path}.{worker}") if worker else path, record)
 
     def event(self, config: pytest.Config, event: EventName, nodeid: str, message: str = "") -> None:
-        self.write(config, {"record": "event", "event": event, "nodeid": nodeid, "message": message})
+        self.write(config, EventRecord(record="event", event=event, nodeid=nodeid, message=message))
 
     def session_record(self, config: pytest.Config) -> SessionRecord:
         impl = self.implementation
@@ -291,13 +299,17 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         state.close()
 
 
-@pytest_asyncio.fixture(autouse=True, loop_scope="function")
-async def _mcp_conformance_close_runs(request: pytest.FixtureRequest) -> AsyncIterator[None]:
-    """Close, in the test's own event loop, any run the test left open."""
+@pytest.fixture(autouse=True)
+def _mcp_conformance_close_runs(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Close any run the test left open.
+
+    A plain fixture, so that the suite needs no asyncio plugin: its tests run each
+    example's body with ``asyncio.run`` and a driver's runs belong to no event loop.
+    """
     yield
     front = _session(request.config).front
     if front is not None and front.open_runs:
-        await front.close_open_runs()
+        _run(front.close_open_runs())
 
 
 # --- Records (``--conformance-report``) and expected failures (regression mode).
@@ -373,6 +385,10 @@ def _classify(
     if when == "call" and members and all(isinstance(e, SutBroken) for e in members):
         return "not-run", f"not run: {members[0]}", []
     members = [e for e in members if not isinstance(e, SutBroken)]
+    inconclusive = [e for e in members if isinstance(e, Inconclusive)]
+    if when == "call" and inconclusive and len(inconclusive) == len(members):
+        return "inconclusive", _inconclusive_message(inconclusive[0]), []
+    members = [e for e in members if not isinstance(e, Inconclusive)]
     findings_only = when == "call" and members and all(isinstance(e, AssertionError | OutcomeError) for e in members)
     if not findings_only:
         broke = next((e for e in members if not isinstance(e, AssertionError | OutcomeError)), None)
@@ -389,6 +405,15 @@ def _classify(
             findings,
         )
     return "finding", "", findings
+
+
+def _inconclusive_message(exc: Inconclusive) -> str:
+    return f"inconclusive: {exc}"
+
+
+def _because(members: list[BaseException]) -> str:
+    """The clause an inconclusive test names as broken first ("" when none broke)."""
+    return next((e.because for e in members if isinstance(e, Inconclusive)), "")
 
 
 def _cites(item: pytest.Item) -> tuple[str, ...]:
@@ -412,6 +437,7 @@ def _test_record(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.
         message="",
         findings=[],
         property=None if guard is None else dict(guard.stats),  # type: ignore[typeddict-item]
+        inconclusive_because="",
     )
     if report.skipped:
         not_run = item.stash.get(_NOT_RUN_KEY, None)
@@ -425,6 +451,8 @@ def _test_record(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.
         kind, message, findings = _classify(members, cited, report.when, item)
         record["kind"], record["findings"] = kind, findings
         record["message"] = message if kind != "error" or message else report.longreprtext
+        if kind == "inconclusive":
+            record["inconclusive_because"] = _because(members)
         return record
     if guard is not None and guard.stats["cut_short"]:
         record["kind"] = "not-run"
@@ -432,6 +460,11 @@ def _test_record(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.
             f"not run to the end: the time budget ran out after {guard.stats['examples']} of "
             f"{guard.stats['max_examples']} examples"
         )
+        return record
+    outcome = guard.inconclusive() if guard is not None and report.when == "call" else None
+    if outcome is not None:
+        record["kind"], record["message"] = "inconclusive", _inconclusive_message(outcome)
+        record["inconclusive_because"] = outcome.because
     return record
 
 
@@ -445,7 +478,8 @@ def pytest_runtest_makereport(
     state = _session(item.config)
     record = _test_record(item, call, report)
     state.write(item.config, record)
-    if record["kind"] == "not-run" and report.failed:
+    if (record["kind"] == "not-run" and report.failed) or record["kind"] == "inconclusive":
+        # Neither a failure nor a pass: pytest and JUnit show it as skipped, with the reason.
         report.outcome = "skipped"
         report.longrepr = (str(item.path), item.location[1] or 0, record["message"])
     elif record["kind"] == "finding" and state.settings.mode == "regression":

@@ -295,6 +295,13 @@ class Run:
             self._sut._open.remove(self)
         await self._step("run.close", {}, lambda: self._sut.adapter.close_run(self.id))
 
+    def closed_by_sut(self) -> None:
+        """Forget a run the SUT closed on its own, as SPEC.md BUD-3.4 lets it after a request
+        refused as too large: no ``run.close`` is sent for it."""
+        self.closed = True
+        if self in self._sut._open:
+            self._sut._open.remove(self)
+
     async def __aenter__(self) -> Run:
         __tracebackhide__ = True
         return self

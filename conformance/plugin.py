@@ -1,8 +1,9 @@
 """The pytest plugin that runs the conformance suite against a system under test.
 
-Installed through the ``pytest11`` entry point, it only adds its options and the
-``clause`` marker until ``--sut`` or ``--sut-cmd`` (or their ini twins) name a system
-under test; then it registers :mod:`conformance._session`, which starts the SUT, picks
+Loaded on request (``-p conformance.plugin``, as ``certify`` and the suite's own
+``pytest.ini`` ask for it; installing the package does not load it into a project's
+pytest runs), it only adds its options and the ``clause`` marker until ``--sut`` or
+``--sut-cmd`` (or their ini twins) name a system under test; then it registers :mod:`conformance._session`, which starts the SUT, picks
 the profiles, and, when no test paths are given, collects the suite shipped in
 ``conformance/suite``. Heavy imports wait until then.
 """
@@ -15,7 +16,8 @@ from typing import TYPE_CHECKING, Final
 import pytest
 
 from conformance._keys import SESSION_KEY
-from conformance._settings import OPTIONS, read_settings, selected_clause_ids
+from conformance._options import OPTIONS
+from conformance._settings import read_settings, selected_clause_ids
 
 if TYPE_CHECKING:
     from conformance._sut import Sut

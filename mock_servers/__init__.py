@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mock_servers._app import FleetUrls
-    from mock_servers._errors import CaptureError, FleetArgumentError, FleetError, HostError, SpecError, SpecProblem
+    from mock_servers._errors import (
+        CaptureError,
+        FleetArgumentError,
+        FleetError,
+        HostError,
+        LedgerError,
+        SpecError,
+        SpecProblem,
+    )
     from mock_servers._fixture import FleetFactory, ServedFleet
     from mock_servers._generate import MCP_TOOL_NAME, PROVIDER_TOOL_NAME, example_arguments, generate_tools
     from mock_servers._host import FleetHost
@@ -24,20 +32,8 @@ if TYPE_CHECKING:
     from mock_servers._limits import LIMITS, Limits
     from mock_servers._processes import ProcessGroup
     from mock_servers._server import build_server, call_result, memory_server
-    from mock_servers._spec import (
-        AnnotationMix,
-        Faults,
-        FleetSpec,
-        SchemaShapes,
-        ServerSpec,
-        ToolSpec,
-        load_spec,
-        preset,
-        preset_names,
-        spec_from_dict,
-        spec_from_text,
-        spec_to_dict,
-    )
+    from mock_servers._spec import AnnotationMix, Faults, FleetSpec, SchemaShapes, ServerSpec, ToolSpec, spec_to_dict
+    from mock_servers._spec_reader import load_spec, preset, preset_names, spec_from_dict, spec_from_text
     from mock_servers._stdio import stdio_params
 
 __all__ = [
@@ -85,6 +81,7 @@ __all__ = [
     "FleetArgumentError",
     "FleetError",
     "HostError",
+    "LedgerError",
     "SpecError",
     "SpecProblem",
 ]
@@ -97,6 +94,7 @@ _MODULES = (
     "_errors",
     "_limits",
     "_spec",
+    "_spec_reader",
     "_generate",
     "_ledger",
     "_processes",

@@ -19,17 +19,22 @@ from anyio.abc import TaskGroup, TaskStatus
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
-from mock_servers._errors import HostError, SpecError
+from mock_servers._errors import HostError, LedgerError, SpecError
 from mock_servers._ledger import Ledger
-from mock_servers._raw import RawHttpServer, Receive, Scope, Send, abort, read_body
+from mock_servers._raw import MAX_BODY, RawHttpServer, Receive, Scope, Send, abort, read_body
 from mock_servers._server import ServerCore, sdk_server_for
-from mock_servers._spec import FleetSpec, spec_from_dict
+from mock_servers._spec import FleetSpec
+from mock_servers._spec_reader import spec_from_dict
 
-__all__ = ["SESSION_IDLE_SECONDS", "FleetApp", "FleetUrls"]
+__all__ = ["MAX_SESSIONS", "SESSION_IDLE_SECONDS", "FleetApp", "FleetUrls"]
 
 #: How long a legacy-era HTTP session may sit idle (no request in flight) before the server
 #: closes it, so the sessions of clients that vanished without a DELETE end in the ledger.
 SESSION_IDLE_SECONDS = 300.0
+#: Legacy-era HTTP sessions one server keeps open at once. A client that opens one more is
+#: refused (HTTP 503) until a session closes or idles out: clients that vanish without a
+#: DELETE cost a server at most this many sessions' memory (about 40 KB each), not more.
+MAX_SESSIONS = 1000
 
 _SECURITY = TransportSecuritySettings(
     enable_dns_rebinding_protection=True,
@@ -108,12 +113,15 @@ class FleetApp:
             raise HostError(f"fleet name {name!r} is taken or not made of letters, digits, '-' and '_'")
         ledger = ledger if isinstance(ledger, Ledger) else Ledger(ledger, transport="http")
         ledger = ledger.for_transport("http")
+        # Written or refused before anything serves: a ledger that records nothing must not
+        # pass for a clean one.
+        ledger.record_or_raise("fleet_added", None, fleet=name, servers=[s.id for s in spec.servers])
         fleet = _Fleet(name, ledger, {}, anyio.Event())
         for server in spec.servers:
             core = ServerCore(server, ledger, "http", fleet.stopping)
             mount = _Mount(core, None)
             if server.raw:
-                raw = RawHttpServer(core, self.session_idle_seconds)
+                raw = RawHttpServer(core, self.session_idle_seconds, max_sessions=MAX_SESSIONS)
                 mount.handle = raw
                 await self._tg.start(_own_raw, raw, mount)
             else:
@@ -121,12 +129,12 @@ class FleetApp:
                     app=sdk_server_for(core),
                     security_settings=_SECURITY,
                     session_idle_timeout=self.session_idle_seconds,
+                    max_sessions=MAX_SESSIONS,
                 )
                 mount.handle = manager.handle_request
                 await self._tg.start(_own_manager, manager, mount)
             fleet.mounts[server.id] = mount
         self._fleets[name] = fleet
-        ledger.record("fleet_added", None, fleet=name, servers=[s.id for s in spec.servers])
         return self._urls(fleet)
 
     async def remove_fleet(self, name: str) -> None:
@@ -176,7 +184,11 @@ class FleetApp:
             await _json(send, 500, {"error": f"server {core.spec.id} failed to start (injected fault)"})
             return
         if scope["method"] == "POST" and (faults.crash_on_list is not None or faults.drop_mid_call):
-            body = await read_body(receive)
+            try:
+                body = await read_body(receive, MAX_BODY)
+            except ValueError:
+                await _json(send, 413, {"error": f"a request body is at most {MAX_BODY:,} bytes"})
+                return
             if self._drops(core, body):
                 await abort(send)
             receive = _replay(body)
@@ -229,6 +241,8 @@ class FleetApp:
                 await _json(send, 404, {"error": "unknown control request"})
         except SpecError as exc:
             await _json(send, 400, {"error": str(exc), "kind": "spec_error"})
+        except LedgerError as exc:
+            await _json(send, 400, {"error": str(exc), "kind": "ledger_error"})
         except HostError as exc:
             await _json(send, 409, {"error": str(exc), "kind": "host_error"})
         except (ValueError, KeyError, TypeError) as exc:

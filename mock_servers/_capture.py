@@ -3,8 +3,9 @@
 The capture speaks JSON-RPC itself over the SDK's stdio and Streamable HTTP transports
 (legacy ``initialize`` handshake, the era every server speaks), so each tool definition is
 kept exactly as the server sent it: a ``readOnlyHint`` of ``"true"``, an unknown key, a
-``null`` default. It follows ``nextCursor`` through every page, and optionally records the
-results of a few calls. The spec it writes holds one server whose tools are ``wire``
+``null`` default. Its requests are shaped as the SDKs send them (no ``params`` member
+rather than ``"params": null``, which strict servers drop). It follows ``nextCursor``
+through every page, and optionally records the results of a few calls. The spec it writes holds one server whose tools are ``wire``
 definitions; ``raw = true`` is set when the SDK could not send them byte for byte.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import re
 import sys
@@ -23,8 +25,9 @@ from typing import Any
 import anyio
 
 from mock_servers._errors import CaptureError, SpecError
-from mock_servers._spec import SERVER_ID, spec_from_dict
-from mock_servers._vocabulary import DOMAINS
+from mock_servers._spec import SERVER_ID
+from mock_servers._spec_reader import spec_from_dict
+from mock_servers._vocabulary import DOMAINS, VERBS
 
 __all__ = ["Captured", "add_parser", "capture", "capture_command", "captured_spec"]
 
@@ -57,27 +60,49 @@ class _RawSession:
         self._next_id = 0
 
     async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Send a request and wait for its answer.
+
+        A request without params carries no ``params`` member, as the SDKs send it: some
+        servers (the official ``everything`` server) silently drop ``"params": null``.
+
+        Raises:
+            CaptureError: the server answered with an error, the transport failed, or no
+                answer came within the time-out (the message says what was sent and what
+                came back meanwhile).
+        """
         import mcp_types as types
         from mcp.shared.message import SessionMessage
 
         self._next_id += 1
         request_id = self._next_id
-        message = types.JSONRPCRequest(jsonrpc="2.0", id=request_id, method=method, params=params)
+        if params is None:
+            message = types.JSONRPCRequest(jsonrpc="2.0", id=request_id, method=method)
+        else:
+            message = types.JSONRPCRequest(jsonrpc="2.0", id=request_id, method=method, params=params)
         await self.write.send(SessionMessage(message, self._metadata()))
-        with anyio.fail_after(self.timeout):
-            while True:
-                item = await self.read.receive()
-                if isinstance(item, Exception):
-                    raise CaptureError(f"{method}: the transport failed: {item}")
-                incoming = item.message
-                if isinstance(incoming, types.JSONRPCRequest):
-                    await self._refuse(incoming)
-                elif isinstance(incoming, types.JSONRPCError) and incoming.id == request_id:
-                    raise CaptureError(
-                        f"{method}: the server answered error {incoming.error.code}: {incoming.error.message}"
-                    )
-                elif isinstance(incoming, types.JSONRPCResponse) and incoming.id == request_id:
-                    return dict(incoming.result)
+        meanwhile: list[str] = []
+        try:
+            with anyio.fail_after(self.timeout):
+                while True:
+                    item = await self.read.receive()
+                    if isinstance(item, Exception):
+                        raise CaptureError(f"{method}: the transport failed: {item}")
+                    incoming = item.message
+                    if isinstance(incoming, types.JSONRPCError) and incoming.id == request_id:
+                        raise CaptureError(
+                            f"{method}: the server answered error {incoming.error.code}: {incoming.error.message}"
+                        )
+                    if isinstance(incoming, types.JSONRPCResponse) and incoming.id == request_id:
+                        return dict(incoming.result)
+                    meanwhile.append(_described(incoming))
+                    if isinstance(incoming, types.JSONRPCRequest):
+                        await self._refuse(incoming)
+        except TimeoutError:
+            sent = message.model_dump_json(by_alias=True, exclude_unset=True)
+            raise CaptureError(
+                f"{method}: the server did not answer within {self.timeout:g} s; sent {_cut(sent)}; "
+                f"{_summary(meanwhile)}"
+            ) from None
 
     async def notify(self, method: str) -> None:
         import mcp_types as types
@@ -110,11 +135,13 @@ async def _connect(
     command: Sequence[str], url: str | None, headers: Mapping[str, str]
 ) -> AsyncIterator[tuple[Any, Any]]:
     if url is not None:
+        import httpx2
         from mcp.client.streamable_http import streamable_http_client
-        from mcp.shared._httpx_utils import create_mcp_http_client
 
+        # The SDK's own default: a server may hold a response stream open for minutes.
+        timeout = httpx2.Timeout(30.0, read=300.0)
         async with (
-            create_mcp_http_client(headers=dict(headers)) as client,
+            httpx2.AsyncClient(headers=dict(headers), timeout=timeout) as client,
             streamable_http_client(url, http_client=client) as (read, write),
         ):
             yield read, write
@@ -172,6 +199,33 @@ async def capture(
             return captured
     except Exception as exc:
         raise _explained(exc, timeout) from None
+
+
+def _described(message: Any) -> str:
+    """One message the server sent while a request waited, in a few words."""
+    method = getattr(message, "method", None)
+    if hasattr(message, "id") and method is not None:
+        return f"request {method}"
+    if method is not None:
+        return str(method)
+    if hasattr(message, "error"):
+        return f"error {message.error.code} for id {message.id!r}"
+    return f"a result for id {getattr(message, 'id', None)!r}"
+
+
+def _summary(messages: Sequence[str]) -> str:
+    if not messages:
+        return "it sent nothing back meanwhile"
+    counts: dict[str, int] = {}
+    for text in messages:
+        counts[text] = counts.get(text, 0) + 1
+    listed = ", ".join(f"{text} (x{n})" if n > 1 else text for text, n in list(counts.items())[:10])
+    more = f", and {len(counts) - 10} other kinds" if len(counts) > 10 else ""
+    return f"meanwhile it sent: {listed}{more}"
+
+
+def _cut(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit} more characters)"
 
 
 def _explained(error: BaseException, timeout: float) -> CaptureError:
@@ -295,17 +349,76 @@ def _sdk_sends_exactly(tool: Any) -> bool:
     return bool(model.model_dump(by_alias=True, mode="json", exclude_none=True) == tool)
 
 
+#: Words real servers use for a domain's things that its vocabulary does not generate.
+_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "code_hosting": ("repo", "git", "gist", "pr", "diff", "fork", "tag", "merge", "code"),
+    "issue_tracker": ("ticket", "bug", "epic", "story", "sprint", "backlog", "jira", "linear", "board"),
+    "browser": ("browser", "url", "click", "navigate", "screenshot", "element", "selector", "scroll", "dom"),
+    "data_platform": ("sql", "query", "warehouse", "column", "row", "schema", "bigquery", "snowflake"),
+    "chat": ("thread", "dm", "slack", "conversation", "emoji", "mention"),
+    "cloud": ("vm", "ec2", "s3", "lambda", "cluster", "container", "pod", "kubernetes", "region", "volume"),
+    "docs": ("doc", "wiki", "notion", "confluence", "comment", "content"),
+    "calendar": ("meeting", "invitation", "slot", "availability", "agenda", "schedule"),
+    "crm": ("lead", "account", "opportunity", "customer", "salesforce", "hubspot"),
+    "monitoring": ("log", "metric", "uptime", "oncall", "latency", "error", "span"),
+}
+#: Words of tool names that say what is done, not to what: no domain evidence.
+_ACTION_WORDS = frozenset(
+    {"all", "and", "by", "do", "fetch", "find", "for", "from", "in", "into", "make", "of", "on", "read"}
+    | {"run", "set", "show", "the", "to", "with", "write", "new", "my", "me", "i", "am", "who", "is"}
+)
+
+
+def _singular(word: str) -> str:
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("sses", "shes", "ches", "xes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        return word[:-1]
+    return word
+
+
+def _words(text: str) -> list[str]:
+    """The words of a tool name or description: camelCase, snake_case and kebab-case split, singular."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", text)
+    return [_singular(w) for w in re.split(r"[^a-z0-9]+", spaced.lower()) if w]
+
+
+def _domain_words(key: str) -> frozenset[str]:
+    domain = DOMAINS[key]
+    words = {w for e in domain.entities for w in _words(f"{e.one} {e.many}")}
+    # An action's name is its prefix, a verb, then what it acts on: the last part is evidence.
+    words |= {w for a in domain.actions for w in _words(a.name.removeprefix(domain.prefix))[1:]}
+    words |= set(_words(domain.prefix)) | {_singular(w) for w in _SYNONYMS.get(key, ())}
+    return frozenset(words - _ACTION_WORDS - {_singular(v) for verb in VERBS for v in verb.split("_")})
+
+
 def guess_domain(tools: Sequence[Any]) -> str:
-    """The vocabulary domain whose words the tool names share most (results are shaped by it)."""
-    words = [w for t in tools if isinstance(t, dict) for w in re.split(r"[^a-z]+", str(t.get("name", "")).lower()) if w]
-    best, best_score = "code_hosting", 0
-    for key, domain in DOMAINS.items():
-        vocabulary = {w for e in domain.entities for w in f"{e.one} {e.many}".lower().split()}
-        vocabulary |= {w for a in domain.actions for w in a.name.split("_")}
-        score = sum(w in vocabulary for w in words)
-        if score > best_score:
-            best, best_score = key, score
-    return best
+    """The vocabulary domain whose things the tools are about (results are shaped by it).
+
+    Only the nouns count: the words of each tool's name (and, at a quarter of the weight,
+    of its description) that name a domain's entities, its own actions' objects or the
+    words real servers use for them (``ticket`` for an issue tracker). Verbs (``get``,
+    ``close``, ``search``…) are left out: every domain has them. With no evidence at all
+    the guess is ``code_hosting``.
+    """
+    vocabularies = {key: _domain_words(key) for key in DOMAINS}
+    scores = dict.fromkeys(DOMAINS, 0.0)
+    for tool in tools:
+        if not isinstance(tool, Mapping):
+            continue
+        for text, weight in ((tool.get("name"), 1.0), (tool.get("description"), 0.25)):
+            if not isinstance(text, str):
+                continue
+            for word in _words(text):
+                for key, vocabulary in vocabularies.items():
+                    if word in vocabulary:
+                        scores[key] += weight
+    best = max(scores.values())
+    if best <= 0:
+        return "code_hosting"
+    return next(key for key, score in scores.items() if score == best)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -344,13 +457,24 @@ def add_parser(sub: Any) -> None:
         help="call this tool with these arguments and record the result to replay (repeatable)",
     )
     parser.add_argument(
-        "--sample", type=int, default=0, metavar="N", help="also record N read-only calls that need no arguments"
+        "--sample",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also record N (0 or more) read-only calls that need no arguments",
     )
     parser.add_argument("--allow-writes", action="store_true", help="let --call call tools not marked read-only")
     parser.add_argument(
         "--append", action="store_true", help="add the server to FILE's fleet instead of replacing FILE"
     )
-    parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="per request (default 30)")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help=f"per request, above 0 and at most {MAX_TIMEOUT:g} (default 30; a server started with npx -y "
+        "may first download itself)",
+    )
     parser.add_argument(
         "server_command", nargs=argparse.REMAINDER, metavar="-- CMD ARGS", help="the stdio server to run"
     )
@@ -365,8 +489,9 @@ def capture_command(args: Any) -> int:
         _complain("give either -- CMD ARGS... (stdio) or --url URL")
         return 2
     out = Path(args.out)
-    if out.suffix.lower() != ".json":
-        _complain(f"--out {out}: captured specs are JSON (TOML has no null)")
+    problem = _bad_option(out, args.timeout, args.sample)
+    if problem is not None:
+        _complain(problem)
         return 2
     try:
         calls = [_parse_call(text) for text in args.call]
@@ -392,7 +517,10 @@ def capture_command(args: Any) -> int:
     if args.append and out.exists():
         spec = _merged(out, spec)
     spec_from_dict(spec, source=str(out))  # what is written, serve accepts
-    out.write_text(json.dumps(spec, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    try:
+        out.write_text(json.dumps(spec, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise CaptureError(f"--out {out}: could not write the captured spec: {exc.strerror or exc}") from None
     raw = " (raw: some definitions need the raw JSON-RPC server)" if server.get("raw") else ""
     recorded = sum(len(v) for v in captured.samples.values())
     sys.stdout.write(
@@ -400,6 +528,28 @@ def capture_command(args: Any) -> int:
         f" as server {server['id']!r}{raw}; {recorded} recorded calls.\nWrote {out}; serve it with: mcp-fleet serve {out}\n"
     )
     return 0
+
+
+#: The longest --timeout accepted: a day (a larger number is a mistake, and far larger ones overflow the clock).
+MAX_TIMEOUT = 86_400.0
+
+
+def _bad_option(out: Path, timeout: float, sample: int) -> str | None:
+    """What is wrong with the options, checked before the server is started; None when nothing is."""
+    if not (math.isfinite(timeout) and 0 < timeout <= MAX_TIMEOUT):
+        return f"--timeout {timeout:g}: expected a number of seconds above 0 and at most {MAX_TIMEOUT:g}"
+    if sample < 0:
+        return f"--sample {sample}: expected a number of calls, 0 or more"
+    if out.suffix.lower() != ".json":
+        return f"--out {out}: captured specs are JSON (TOML has no null)"
+    if out.is_dir():
+        return f"--out {out}: is a directory; name the spec file to write"
+    folder = out.parent
+    if not folder.is_dir():
+        return f"--out {out}: the directory {folder} does not exist"
+    if not os.access(folder, os.W_OK):
+        return f"--out {out}: the directory {folder} is not writable"
+    return None
 
 
 def _complain(line: str) -> None:

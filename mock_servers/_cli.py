@@ -18,10 +18,11 @@ from typing import Any
 
 import anyio
 
-from mock_servers._errors import FleetArgumentError, FleetError, SpecError
+from mock_servers._errors import FleetArgumentError, FleetError, LedgerError, SpecError
 from mock_servers._generate import generate_tools
 from mock_servers._ledger import read_ledger
-from mock_servers._spec import FleetSpec, preset_names, resolve_spec, spec_from_text
+from mock_servers._spec import FleetSpec
+from mock_servers._spec_reader import preset_names, resolve_spec, spec_from_text
 
 __all__ = ["main"]
 
@@ -68,11 +69,17 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("schema", help="print the JSON Schema of fleet spec files")
 
-    from mock_servers._clients import CLIENTS, DEFAULT_PORT
+    from mock_servers._clients import CLIENTS, DEFAULT_PORT, INSPECTOR
 
     config = sub.add_parser("config", help="print a client's configuration for a fleet (VS Code, Claude, …)")
     config.add_argument("spec", metavar="SPEC|PRESET", help=spec_help)
-    config.add_argument("--for", dest="client", required=True, choices=CLIENTS, help="the client")
+    config.add_argument(
+        "--for",
+        dest="client",
+        required=True,
+        choices=CLIENTS,
+        help=f"the client; inspector is the MCP Inspector 2.0 or later ({INSPECTOR}; older ones cannot read its HTTP entries)",
+    )
     config.add_argument("--transport", choices=("http", "stdio"), help="default: http, stdio for claude")
     config.add_argument(
         "--port", type=int, default=DEFAULT_PORT, help=f"the port of `serve --port` (default {DEFAULT_PORT})"
@@ -144,7 +151,7 @@ def _main(argv: Sequence[str] | None) -> int:
         for line in str(exc).splitlines():
             print(f"mcp-fleet: invalid spec: {line}", file=sys.stderr)
         return 2
-    except FleetArgumentError as exc:
+    except (FleetArgumentError, LedgerError) as exc:
         print(f"{command}: {exc}", file=sys.stderr)
         return 2
     except FleetError as exc:
@@ -219,6 +226,8 @@ def _serve(args: argparse.Namespace) -> int:
     if not source:
         print("mcp-fleet serve: give a SPEC or --preset NAME", file=sys.stderr)
         return 2
+    if args.preset is not None and args.preset not in preset_names():
+        raise FleetArgumentError(f"--preset: no preset named {args.preset!r:.80}; presets: {', '.join(preset_names())}")
     _check_idle(args.session_idle)
     with stop_on_signals():  # a signal while the spec is read still ends the process cleanly
         spec = _load(source)
@@ -246,7 +255,7 @@ def _stdio(spec: FleetSpec, server_id: str, ledger_path: str | None) -> int:
 
 
 def _config(args: argparse.Namespace) -> int:
-    from mock_servers._clients import client_config
+    from mock_servers._clients import client_config, usage_notes
 
     spec = _load(args.spec)
     source = None if args.spec.lstrip().startswith("{") else args.spec
@@ -263,12 +272,20 @@ def _config(args: argparse.Namespace) -> int:
     if args.transport != "stdio" and args.client != "claude":
         processes = f" --processes {args.processes}" if args.processes > 1 else ""
         print(f"# start the servers with: mcp-fleet serve {args.spec} --port {args.port}{processes}", file=sys.stderr)
+    for line in usage_notes(args.client, spec, file=f"{args.client}.json"):
+        print(f"# {line}", file=sys.stderr)
     return 0
 
 
 def _ledger(path: str, *, events: bool) -> int:
-    if not os.path.isfile(path):
+    if os.path.isdir(path):
+        print(f"mcp-fleet ledger: {path} is a folder; give the ledger file in it", file=sys.stderr)
+        return 2
+    if not os.path.exists(path):
         print(f"mcp-fleet ledger: no such file: {path}", file=sys.stderr)
+        return 2
+    if not os.path.isfile(path):
+        print(f"mcp-fleet ledger: {path} is not a regular file", file=sys.stderr)
         return 2
     try:
         view = read_ledger(path)

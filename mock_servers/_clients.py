@@ -9,7 +9,10 @@ file's content with one entry per server of the fleet:
   local processes only);
 - ``cursor``: ``.cursor/mcp.json``, ``{"mcpServers": {id: {"url": …}}}``;
 - ``inspector``: a file for ``mcp-inspector --config FILE --server ID``,
-  ``{"mcpServers": {id: {"type": "http", "url": …}}}``.
+  ``{"mcpServers": {id: {"type": "http", "url": …}}}``, for the MCP Inspector 2.0 or later:
+  before 2.0 (0.x, such as the 0.15 an npx cache may hold, and 1.x) the Inspector reads only
+  stdio entries from ``--config`` and fails on these (``spawn undefined ENOENT``, ``Command
+  is required``); `usage_notes` gives the command with the version pinned.
 
 Over HTTP the URLs are those of ``mcp-fleet serve --port PORT [--processes N]``; over stdio
 each entry starts ``python -m mock_servers stdio SPEC --server-id ID`` with this interpreter.
@@ -25,7 +28,7 @@ from mock_servers._serve import endpoint_urls
 from mock_servers._spec import FleetSpec
 from mock_servers._stdio import stdio_params
 
-__all__ = ["CLIENTS", "DEFAULT_PORT", "client_config", "default_transport"]
+__all__ = ["CLIENTS", "DEFAULT_PORT", "INSPECTOR", "client_config", "default_transport", "usage_notes"]
 
 CLIENTS = ("vscode", "claude", "cursor", "inspector")
 #: The port ``config`` assumes when none is given (``serve`` must then be started with it).
@@ -37,6 +40,9 @@ _TRANSPORTS = {
     "inspector": ("http", "stdio"),
 }
 _TYPED = ("vscode", "inspector")  # clients whose entries name their transport in "type"
+#: The MCP Inspector the ``inspector`` file is for, pinned (checked with 2.0.0 and 2.12.0; HTTP
+#: entries fail before 2.0). It asks for Node 22.19 or later, and runs on Node 20 with warnings.
+INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
 
 
 def default_transport(client: str) -> str:
@@ -85,3 +91,16 @@ def client_config(
             }
             entries[server.id] = {"type": "stdio", **entry} if client in _TYPED else entry
     return {"servers" if client == "vscode" else "mcpServers": entries}
+
+
+def usage_notes(client: str, spec: FleetSpec, *, file: str = "FILE") -> list[str]:
+    """How to open ``client``'s file, as lines to print beside it (empty when there is nothing to say)."""
+    if client != "inspector":
+        return []
+    server = spec.servers[0].id if spec.servers else "ID"
+    return [
+        "for the MCP Inspector 2.0 or later: before 2.0 (0.x, such as a cached 0.15, and 1.x) "
+        '--config reads only stdio entries and fails on "type": "http"',
+        f"save it as {file}, then: npx -y {INSPECTOR} --config {file} --server {server}"
+        " (add --cli --method tools/list for the command line)",
+    ]

@@ -77,3 +77,7 @@ class HostError(FleetError, RuntimeError):
 
 class CaptureError(FleetError):
     """A real server could not be captured: it failed to start, answered an error, or looped."""
+
+
+class LedgerError(FleetError, OSError):
+    """A ledger file cannot be written: a missing folder, a folder, a file that refuses writes."""

@@ -6,6 +6,14 @@ fleets share one fleet host process per test session; stdio fleets are only desc
 host under test spawns the servers). When the test ends, every fleet is checked: a session
 its host never closed, or a server process still running, fails the test (the process is
 stopped all the same), unless the check is turned off.
+
+The ledger is written by the servers, and its path is on the command line the host under
+test runs them with, so the host can write to it too: nothing in it is trusted. A process
+the ledger names is signalled only once it is shown to be a server of the fleet: the pid
+names a live process that started when its ``process_started`` event says (so the pid was
+not reused), and that process runs below this one or carries this factory's mark in its
+environment (``MCP_FLEET_FIXTURE``, set in every stdio server's ``env``). A forged line
+(pid -1, the pid of an editor) gets no signal; it is reported.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ import itertools
 import json
 import os
 import signal
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,15 +31,18 @@ from typing import Any, Literal
 
 from mock_servers._errors import FleetArgumentError
 from mock_servers._generate import generate_tools
-from mock_servers._ledger import LedgerView, read_ledger, wait_for_exits
-from mock_servers._processes import pid_alive, wait_for_pids
-from mock_servers._spec import FleetSpec, preset_names, resolve_spec, spec_to_dict
+from mock_servers._ledger import Ledger, LedgerView, read_ledger, wait_for_exits
+from mock_servers._processes import signal_verified, start_time, wait_for_pids
+from mock_servers._spec import FleetSpec, spec_to_dict
+from mock_servers._spec_reader import preset_names, resolve_spec
 
 __all__ = ["FleetFactory", "ServedFleet"]
 
 Transport = Literal["http", "stdio"]
 #: How long a stdio server may take to exit after its host has closed it.
 EXIT_GRACE_SECONDS = 2.0
+#: The environment variable that marks a stdio server as one a `FleetFactory` described.
+MARKER = "MCP_FLEET_FIXTURE"
 
 
 @dataclass
@@ -111,6 +123,7 @@ class FleetFactory:
         self._check_cleanup = check_cleanup
         self._fleets: list[ServedFleet] = []
         self._counter = itertools.count(1)
+        self._token = uuid.uuid4().hex
 
     def __call__(
         self,
@@ -125,6 +138,7 @@ class FleetFactory:
         Raises:
             FleetArgumentError: ``transport`` is neither ``"http"`` nor ``"stdio"``.
             SpecError: the spec is invalid or the file is missing.
+            LedgerError: ``ledger`` cannot be written (a missing folder, a folder).
             HostError: the fleet host could not serve it.
         """
         if transport not in ("http", "stdio"):
@@ -132,6 +146,7 @@ class FleetFactory:
         resolved = resolve_spec(spec)
         n = next(self._counter)
         ledger_path = Path(ledger) if ledger is not None else self._workdir / f"ledger-{n}.jsonl"
+        Ledger(ledger_path)  # a ledger that cannot be written fails here, not after the test
         check = self._check_cleanup if check_cleanup is None else check_cleanup
         if transport == "stdio":
             fleet = self._stdio(spec, resolved, ledger_path, n, check)
@@ -159,7 +174,7 @@ class FleetFactory:
                 "type": "stdio",
                 "command": params.command,
                 "args": list(params.args),
-                "env": dict(params.env or {}),
+                "env": {**(params.env or {}), MARKER: self._token},
             }
         return ServedFleet(spec, "stdio", servers, ledger_path, check)
 
@@ -172,22 +187,35 @@ class FleetFactory:
             found = fleet.leftovers()
             with contextlib.suppress(Exception):
                 fleet._release()
-            _stop(fleet.ledger)
+            spared = _stop(fleet.ledger, self._token)
             if fleet.check_cleanup and found:
                 problems += found
+            problems += [
+                f"server {event['server']!r} (pid {event['pid']}): not signalled, since it could not be shown to be "
+                "a server of this fleet (its start time or ancestry does not match the ledger)"
+                for event in spared
+            ]
         self._fleets.clear()
         return problems
 
 
-def _stop(view: LedgerView) -> None:
-    """End the server processes a host left running: SIGTERM (the server records its exit), then SIGKILL."""
+def _stop(view: LedgerView, token: str) -> list[dict[str, Any]]:
+    """End the server processes a host left running: SIGTERM (the server records its exit), then SIGKILL.
+
+    Only a process shown to be the fleet's is signalled; returns the events of those that
+    could not be.
+    """
+    spared = []
     for event in view.processes_alive():
-        pid = int(event["pid"])
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.kill(pid, sig)
-            except ProcessLookupError:
+        pid, started = event["pid"], event.get("started")
+        signalled = False
+        for signum in (signal.SIGTERM, signal.SIGKILL):
+            if not isinstance(started, int) or start_time(pid) != started:
+                break  # gone, or never shown to be the process the event names
+            if not signal_verified(pid, signum, started=started, ancestor=os.getpid(), marker=(MARKER, token)):
                 break
+            signalled = True
             wait_for_pids([pid], 2.0)
-            if not pid_alive(pid):
-                break
+        if not signalled and start_time(pid) == started:
+            spared.append(event)
+    return spared

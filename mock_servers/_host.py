@@ -24,7 +24,8 @@ from typing import Any
 from mock_servers._app import SESSION_IDLE_SECONDS, FleetUrls
 from mock_servers._errors import HostError
 from mock_servers._processes import ProcessGroup
-from mock_servers._spec import FleetSpec, resolve_spec, spec_to_dict
+from mock_servers._spec import FleetSpec, spec_to_dict
+from mock_servers._spec_reader import resolve_spec
 from mock_servers._stdio import PACKAGE_ROOT
 
 __all__ = ["FleetHost"]
@@ -110,10 +111,6 @@ class FleetHost:
         """Stop serving a fleet, given its name or the `FleetUrls` that `add_fleet` returned."""
         name = fleet.fleet if isinstance(fleet, FleetUrls) else fleet
         self._request("DELETE", f"/_fleet/fleets/{name}", None)
-
-    def health(self) -> dict[str, Any]:
-        answer: dict[str, Any] = self._request("GET", "/_fleet/health", None)
-        return answer
 
     def close(self, timeout: float = 10.0) -> None:
         """Stop the host process: close its stdin (it removes its fleets and exits), then signal its group."""

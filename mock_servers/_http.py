@@ -10,6 +10,7 @@ Three ways, all built on `run_host`:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import json
@@ -29,7 +30,8 @@ from mock_servers._app import SESSION_IDLE_SECONDS, FleetApp, FleetUrls
 from mock_servers._errors import FleetArgumentError, HostError
 from mock_servers._ledger import Ledger
 from mock_servers._server import DropConnection
-from mock_servers._spec import FleetSpec, resolve_spec
+from mock_servers._spec import FleetSpec
+from mock_servers._spec_reader import resolve_spec
 
 __all__ = ["bind", "host_main", "run_host", "serve_http"]
 
@@ -45,13 +47,14 @@ class _Uvicorn(uvicorn.Server):
 
 
 class _DroppedConnectionFilter(logging.Filter):
-    """Keeps deliberate connection drops out of uvicorn's error log."""
+    """Keeps deliberate connection drops out of uvicorn's error log, and the requests it
+    cancels when it stops with calls still in flight (SIGTERM while a slow call runs)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
         while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
             exc = exc.exceptions[0]
-        return not isinstance(exc, DropConnection)
+        return not isinstance(exc, DropConnection | asyncio.CancelledError)
 
 
 def bind(port: int) -> socket.socket:

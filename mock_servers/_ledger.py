@@ -12,8 +12,9 @@ platform has one), so lines never interleave. The order of lines is the order of
 
 Events (extra fields in brackets):
 
-- ``process_started`` [argv] and ``process_exit`` [code, reason]: a stdio server process or
-  an HTTP fleet process.
+- ``process_started`` [argv, started] and ``process_exit`` [code, reason]: a stdio server
+  process or an HTTP fleet process; ``started`` is when the process started, in clock ticks
+  after boot (Linux), which with the pid names the process even once the pid is reused.
 - ``fleet_added`` [fleet, servers] and ``fleet_removed`` [fleet]: an HTTP fleet host
   began or stopped serving a fleet.
 - ``session_opened`` [era, protocolVersion, sessionId] and ``session_closed``: a client
@@ -28,7 +29,6 @@ Events (extra fields in brackets):
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
@@ -39,7 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mock_servers._processes import pid_alive, wait_for_pids
+from mock_servers._errors import LedgerError
+from mock_servers._processes import pid_alive, start_time, valid_pid, wait_for_pids
 
 __all__ = ["MAX_PROBLEMS", "OBSERVABILITY", "Ledger", "LedgerView", "read_ledger", "wait_for_exits"]
 
@@ -82,14 +83,30 @@ class _Writer:
         self.lock = threading.RLock()  # re-entrant: a signal handler may record mid-write
         self.fd: int | None = None
 
-    def append(self, entry: dict[str, Any]) -> None:
+    def open(self) -> None:
+        """Open the file for appending now.
+
+        Raises:
+            LedgerError: it cannot be opened for writing (a missing folder, a folder, no permission).
+        """
+        with self.lock:
+            if self.fd is None:
+                try:
+                    self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                except OSError as exc:
+                    raise _ledger_error(self.path, exc) from None
+
+    def append(self, entry: dict[str, Any]) -> LedgerError | None:
+        """Write one event as one line; the error, if the write failed."""
         with self.lock:
             self.seq += 1
             entry["seq"] = self.seq
-            line = (json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode()
-            with contextlib.suppress(OSError):
-                if self.fd is None:
-                    self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            text = json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str) + "\n"
+            # A lone surrogate (a client's arguments may hold one) is written as its JSON escape.
+            line = text.encode("utf-8", "backslashreplace")
+            try:
+                self.open()
+                assert self.fd is not None
                 if sys.platform != "win32":
                     fcntl.flock(self.fd, fcntl.LOCK_EX)
                     try:
@@ -98,6 +115,16 @@ class _Writer:
                         fcntl.flock(self.fd, fcntl.LOCK_UN)
                 else:  # pragma: no cover
                     os.write(self.fd, line)
+            except LedgerError as exc:
+                return exc
+            except OSError as exc:
+                return _ledger_error(self.path, exc)
+            return None
+
+
+def _ledger_error(path: Path, exc: OSError) -> LedgerError:
+    why = "it is a folder" if path.is_dir() else exc.strerror or str(exc)
+    return LedgerError(f"cannot write the ledger {path}: {why}")
 
 
 _WRITERS: dict[str, _Writer] = {}
@@ -122,21 +149,43 @@ class Ledger:
     Args:
         path: the ledger file, created if missing.
         transport: the default ``transport`` field of events (``stdio``, ``http``, ``memory``).
+
+    Raises:
+        LedgerError: the file cannot be opened for appending.
     """
 
     def __init__(self, path: str | os.PathLike[str] | None, *, transport: str = "memory") -> None:
         self.path = Path(path) if path is not None else None
         self.transport = transport
         self._writer = _writer(self.path) if self.path is not None else None
+        if self._writer is not None:
+            self._writer.open()
 
     def for_transport(self, transport: str) -> Ledger:
         """A ledger writing to the same file with another default transport."""
         return Ledger(self.path, transport=transport)
 
     def record(self, event: str, server: str | None, **fields: Any) -> None:
-        """Append one event. Never raises for a full disk or a vanished file: it is a test aid."""
+        """Append one event. Never raises for a full disk or a vanished file: it is a test aid.
+
+        The first event of a process goes through `record_or_raise`, so that a ledger no
+        event can be written to is found at start, not after a run that recorded nothing.
+        """
+        self._append(event, server, fields)
+
+    def record_or_raise(self, event: str, server: str | None, **fields: Any) -> None:
+        """Append one event, or raise.
+
+        Raises:
+            LedgerError: the event could not be written (``/proc/version`` opens, and refuses writes).
+        """
+        failure = self._append(event, server, fields)
+        if failure is not None:
+            raise failure
+
+    def _append(self, event: str, server: str | None, fields: dict[str, Any]) -> LedgerError | None:
         if self._writer is None:
-            return
+            return None
         entry: dict[str, Any] = {
             "seq": 0,
             "ts": round(time.time(), 6),
@@ -146,7 +195,12 @@ class Ledger:
             "event": event,
         }
         entry.update(fields)
-        self._writer.append(entry)
+        failure = self._writer.append(entry)
+        return (
+            failure
+            if failure is None or isinstance(failure, LedgerError)
+            else _ledger_error(self._writer.path, failure)
+        )
 
     def __repr__(self) -> str:
         return f"Ledger({str(self.path) if self.path else None!r}, transport={self.transport!r})"
@@ -212,9 +266,15 @@ class LedgerView:
         return not self.sessions_open(server)
 
     def processes_alive(self) -> list[dict[str, Any]]:
-        """``process_started`` events with no ``process_exit`` whose process still runs."""
+        """``process_started`` events with no ``process_exit`` whose process still runs.
+
+        An event that gives the process's start time counts only while the process of that
+        pid started then: a pid the system handed to another process is not the server.
+        """
         exited = {(e["pid"], e["server"]) for e in self.of("process_exit")}
-        return [e for e in self.of("process_started") if (e["pid"], e["server"]) not in exited and pid_alive(e["pid"])]
+        return [
+            e for e in self.of("process_started") if (e["pid"], e["server"]) not in exited and _same_process_runs(e)
+        ]
 
     def summary(self) -> dict[str, dict[str, int]]:
         """Counts of each event kind, per server (``-`` for events of no server)."""
@@ -223,6 +283,15 @@ class LedgerView:
             counts = out.setdefault(e["server"] or "-", {})
             counts[e["event"]] = counts.get(e["event"], 0) + 1
         return out
+
+
+def _same_process_runs(event: dict[str, Any]) -> bool:
+    pid = event["pid"]
+    if not pid_alive(pid):
+        return False
+    started = event.get("started")
+    now = start_time(pid)
+    return started is None or now is None or now == started
 
 
 def wait_for_exits(path: str | os.PathLike[str], timeout: float) -> LedgerView:
@@ -243,9 +312,12 @@ MAX_PROBLEMS = 20
 def read_ledger(path: str | os.PathLike[str]) -> LedgerView:
     """Read a ledger file; a missing file is an empty ledger.
 
-    Lines that are not ledger events (not UTF-8, not a JSON object, no ``event`` string,
-    ``pid`` integer or ``server`` string-or-null, or a last line torn mid-write) are
-    skipped and described in the view's ``problems``: reading never fails on content.
+    Lines that are not ledger events are skipped and described in the view's ``problems``:
+    not UTF-8, not a JSON object, no ``event`` string, no ``pid`` that is a process id (an
+    integer from 1 to the system's largest: never 0, -1 or a huge number), no ``server``
+    string-or-null, a ``seq``, ``ts``, ``started`` or ``sessionId`` of the wrong type, or a
+    last line torn mid-write. Reading never fails on content: whoever can write the file (a
+    host under test can) decides what is in it, and nothing in it is trusted.
 
     Raises:
         OSError: the file exists but cannot be read.
@@ -285,10 +357,25 @@ def _event_problem(raw: bytes) -> dict[str, Any] | str:
         return "not JSON"
     if not isinstance(entry, dict):
         return f"a JSON {type(entry).__name__}, not an event object"
-    if not isinstance(entry.get("event"), str):
+    if not isinstance(entry.get("event"), str) or not entry["event"]:
         return 'no "event" string'
-    if isinstance(entry.get("pid"), bool) or not isinstance(entry.get("pid"), int):
-        return 'no "pid" integer'
+    if not valid_pid(entry.get("pid")):
+        return 'no "pid" that is a process id (an integer from 1 to the largest the system hands out)'
     if not isinstance(entry.get("server", ""), str | None) or "server" not in entry:
         return 'no "server" (a string or null)'
+    for field, types, expected in _FIELD_TYPES:
+        value = entry.get(field)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, types)):
+            return f'"{field}" is not {expected}'
+    if isinstance(entry.get("started"), int) and entry["started"] < 0:
+        return '"started" is negative'
     return entry
+
+
+#: Optional fields the queries rely on, with the types they must have when present.
+_FIELD_TYPES: tuple[tuple[str, type | tuple[type, ...], str], ...] = (
+    ("seq", int, "an integer"),
+    ("ts", (int, float), "a number"),
+    ("started", int, "an integer"),
+    ("sessionId", str, "a string"),
+)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import os
 import select
 import signal
@@ -21,7 +22,15 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-__all__ = ["ProcessGroup", "pid_alive", "wait_for_pids"]
+__all__ = [
+    "ProcessGroup",
+    "is_descendant",
+    "pid_alive",
+    "signal_verified",
+    "start_time",
+    "valid_pid",
+    "wait_for_pids",
+]
 
 _LIVE: weakref.WeakSet[ProcessGroup] = weakref.WeakSet()
 _FALLBACK_POLL = 0.01
@@ -185,8 +194,95 @@ def _proc_entries(proc: Path) -> Iterable[str]:
         return []
 
 
+@functools.cache
+def _pid_limit() -> int:
+    """One more than the largest process id this system hands out."""
+    with contextlib.suppress(OSError, ValueError):
+        return int(Path("/proc/sys/kernel/pid_max").read_text()) + 1
+    return 2**31
+
+
+def valid_pid(value: object) -> bool:
+    """Whether ``value`` can be the id of one process: an integer from 1 to the system's maximum.
+
+    0, -1 and other negative numbers are not: ``kill`` takes them for groups, or for every
+    process the caller may signal.
+    """
+    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value < _pid_limit()
+
+
+def _stat(pid: int) -> list[bytes] | None:
+    """The fields of /proc/PID/stat after the command name (state first), or None."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_bytes().rpartition(b")")[2].split()
+    except OSError:
+        return None
+
+
+def start_time(pid: int) -> int | None:
+    """When process ``pid`` started, in clock ticks after boot (/proc); None where unknown.
+
+    With the pid, it names one process: a pid can be reused, the pair cannot.
+    """
+    fields = _stat(pid) if valid_pid(pid) else None
+    return int(fields[19]) if fields is not None and len(fields) > 19 else None
+
+
+def is_descendant(pid: int, ancestor: int) -> bool:
+    """Whether ``pid`` runs below ``ancestor`` (its parent, its parent's parent, …), from /proc."""
+    seen = 0
+    while valid_pid(pid) and pid != 1 and seen < 4096:
+        fields = _stat(pid)
+        if fields is None or len(fields) < 2:
+            return False
+        pid, seen = int(fields[1]), seen + 1
+        if pid == ancestor:
+            return True
+    return False
+
+
+def _environment_has(pid: int, name: str, value: str) -> bool:
+    try:
+        entries = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return f"{name}={value}".encode() in entries
+
+
+def signal_verified(
+    pid: int, signum: int, *, started: int, ancestor: int, marker: tuple[str, str] | None = None
+) -> bool:
+    """Signal process ``pid`` only once it is shown to be the process meant; whether it was signalled.
+
+    Shown means: a valid pid whose start time is ``started`` (so not a reuse of the pid), and
+    that runs below ``ancestor`` or carries the environment variable ``marker`` (name,
+    value). The signal goes through a pidfd opened before the checks, so the process
+    checked is the one signalled. Where pidfds or /proc are missing nothing is signalled.
+    """
+    if not valid_pid(pid) or pid == os.getpid():
+        return False
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return False
+    try:
+        if start_time(pid) != started:
+            return False
+        if not (is_descendant(pid, ancestor) or (marker is not None and _environment_has(pid, *marker))):
+            return False
+        try:
+            signal.pidfd_send_signal(fd, signum)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+    finally:
+        os.close(fd)
+
+
 def pid_alive(pid: int) -> bool:
-    """Whether process ``pid`` runs (a zombie counts as exited)."""
+    """Whether process ``pid`` runs (a zombie counts as exited; an invalid pid never runs)."""
+    if not valid_pid(pid):
+        return False
     if pid == os.getpid():
         return True
     try:

@@ -151,10 +151,11 @@ class RawHttpServer:
     end is recorded as ``session_closed``.
     """
 
-    def __init__(self, core: ServerCore, idle_seconds: float) -> None:
+    def __init__(self, core: ServerCore, idle_seconds: float, *, max_sessions: int = 1000) -> None:
         self.core = core
         self.protocol = RawProtocol(core)
         self.idle_seconds = idle_seconds
+        self.max_sessions = max_sessions
         self.sessions: dict[str, float] = {}  # session id → time of its last request
 
     def _close(self, session_id: str) -> None:
@@ -188,14 +189,21 @@ class RawHttpServer:
         if method != "POST":
             await _respond(send, 405, b"", [(b"allow", b"POST, DELETE")])
             return
-        body = await read_body(receive)
+        try:
+            body = await read_body(receive, MAX_BODY)
+        except ValueError:
+            await _respond_json(send, 413, _error(None, -32600, f"a request body is at most {MAX_BODY:,} bytes"))
+            return
         try:
             message = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):
             await _respond_json(send, 400, _error(None, -32700, "Parse error"))
             return
         extra: list[tuple[bytes, bytes]] = []
         if isinstance(message, dict) and message.get("method") == "initialize":
+            if len(self.sessions) >= self.max_sessions:
+                await _respond_json(send, 503, _error(message.get("id"), -32603, "Too many open sessions"))
+                return
             session_id = uuid.uuid4().hex
             self.sessions[session_id] = anyio.current_time()
             extra.append((b"mcp-session-id", session_id.encode()))
@@ -210,13 +218,24 @@ class RawHttpServer:
             await _respond_json(send, 200, response, extra)
 
 
-async def read_body(receive: Receive) -> bytes:
-    body = b""
+#: Bytes of one HTTP request body a raw server reads.
+MAX_BODY = 16 * 1024 * 1024
+
+
+async def read_body(receive: Receive, limit: int | None = None) -> bytes:
+    """The whole request body.
+
+    Raises:
+        ValueError: it is longer than ``limit`` bytes (the rest is not read).
+    """
+    body = bytearray()
     while True:
         message = await receive()
         body += bytes(message.get("body", b""))
+        if limit is not None and len(body) > limit:
+            raise ValueError(f"request body over {limit} bytes")
         if not message.get("more_body"):
-            return body
+            return bytes(body)
 
 
 async def abort(send: Send) -> None:

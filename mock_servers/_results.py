@@ -9,7 +9,11 @@ any transport, in any run. Its shape follows the tool:
   ``list_issues`` (as many as ``limit`` allows, matching the filters given), one record for
   ``get_issue``, the created record for ``create_issue``, ``{"deleted": true}`` for a delete;
 - a fixed action (``run_sql_query``, ``query_logs``, ``browser_snapshot``…) gets its own shape;
-- any other tool gets a record shaped by its name.
+- any other tool gets a record shaped by its name;
+- a tool the vocabulary does not know (captured, or explicit in a spec) honours the arguments
+  its input schema declares, as generated tools do: a ``limit`` (``max_results``,
+  ``per_page``…) caps every list of records, and a filter (``status="open"``) holds for
+  every record listed (`Listing`).
 
 The text content is the same data as JSON, as many real servers send it. The catalog (names,
 descriptions, schemas) never goes through Faker, so it does not change with Faker's version.
@@ -21,6 +25,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
@@ -87,25 +92,30 @@ class ResultMaker:
         name = str(tool.get("name", ""))
         fake = self._fake(call_seed(self.spec.seed, name, arguments))
         schema = tool.get("outputSchema")
+        listing = Listing.of(tool.get("inputSchema"), arguments)
         if isinstance(schema, Mapping):
             structured = SchemaInstances(fake, schema).instance()
-            echoed = _echo(structured, arguments)
-            if echoed is not structured and _first_error(schema, echoed) is None:
-                structured = echoed
+            # Each step is kept only if the result still matches the schema.
+            steps: tuple[Callable[[Any], Any], ...] = (lambda v: _echo(v, arguments), listing.bounded, listing.filtered)
+            for step in steps:
+                changed = step(structured)
+                if changed is not structured and _first_error(schema, changed) is None:
+                    structured = changed
             problem = _first_error(schema, structured)
             if problem is not None:
                 return f"{self.spec.id}.{name}: no result matching the tool's output schema ({problem})", None, True
         else:
-            structured = self._shaped(fake, name, dict(arguments))
+            structured = self._shaped(fake, name, dict(arguments), listing)
         if not isinstance(structured, dict):
             structured = {"result": structured}
         return json.dumps(structured, ensure_ascii=False), structured, False
 
-    def _shaped(self, fake: Any, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    def _shaped(self, fake: Any, name: str, args: dict[str, Any], listing: Listing) -> dict[str, Any]:
         base = re.sub(r"_\d+$", "", name)
         shape = self._shapes.get(name) or self._shapes.get(base)
         if shape is None:
-            return _by_name(fake, name, args, self.domain)
+            made: dict[str, Any] = listing.filtered(listing.bounded(_by_name(fake, name, args, self.domain)))
+            return made
         verb, entity, action = shape
         if action is not None:
             return action(fake, args)
@@ -114,6 +124,99 @@ class ResultMaker:
 
 
 Shape = tuple[str, Entity | None, Callable[[Any, dict[str, Any]], dict[str, Any]] | None]
+
+
+# ---------------------------------------------------------------------------------------------
+# Tools the vocabulary does not know (captured, or explicit in a spec): what their arguments ask
+
+
+def _key(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+#: Integer arguments that bound how many records a listing returns (compared without case or `_`).
+_LIMITS = frozenset(
+    {"limit", "maxresults", "maxitems", "maxrows", "maxcount", "perpage", "pagesize", "numresults", "top", "first"}
+)
+#: Arguments that page, sort or format a listing rather than filter its records.
+_NOT_FILTERS = frozenset(
+    {"cursor", "page", "pagetoken", "offset", "after", "before", "sort", "sortby", "order", "orderby", "direction"}
+    | {"format", "outputformat", "responseformat", "fields", "include", "expand", "view", "mode", "verbosity"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """What a call's arguments ask of the records a result lists, read from the tool's input schema.
+
+    Only arguments the schema declares count: a limit (``limit``, ``max_results``,
+    ``per_page``…) caps every list of records, and a filter holds for every record listed,
+    as for generated tools. A filter is a declared scalar argument; it is set on the records
+    that have a field of its name, and on every record when the schema gives its values
+    (``enum`` or ``const``: a status, a state, a kind).
+    """
+
+    limit: int | None = None
+    filters: Mapping[str, Any] = field(default_factory=dict)
+    enumerated: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, input_schema: Any, arguments: Mapping[str, Any]) -> Listing:
+        properties = input_schema.get("properties") if isinstance(input_schema, Mapping) else None
+        if not isinstance(properties, Mapping):
+            return cls()
+        limit, filters, enumerated = None, {}, set()
+        for name, value in arguments.items():
+            declared = properties.get(name)
+            if not isinstance(declared, Mapping) or isinstance(value, dict | list) or value is None:
+                continue
+            key = _key(name)
+            if key in _LIMITS:
+                if isinstance(value, int) and not isinstance(value, bool):
+                    limit = max(0, value)
+            elif key not in _NOT_FILTERS:
+                filters[name] = value
+                if "enum" in declared or "const" in declared:
+                    enumerated.add(name)
+        return cls(limit, filters, frozenset(enumerated))
+
+    def bounded(self, value: Any) -> Any:
+        """``value`` with every list of records cut to the limit (the same object when nothing changes)."""
+        if self.limit is None:
+            return value
+        limit = self.limit
+        return _records_mapped(value, lambda records: records[:limit] if len(records) > limit else records)
+
+    def filtered(self, value: Any) -> Any:
+        """``value`` with the filters set on every record listed (the same object when nothing changes)."""
+        if not self.filters:
+            return value
+
+        def apply(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            out = []
+            for record in records:
+                wanted = {k: v for k, v in self.filters.items() if k in record or k in self.enumerated}
+                out.append(
+                    {**record, **wanted} if any(record.get(k, _ABSENT) != v for k, v in wanted.items()) else record
+                )
+            return out if any(a is not b for a, b in zip(out, records, strict=True)) else records
+
+        return _records_mapped(value, apply)
+
+
+_ABSENT = object()
+
+
+def _records_mapped(value: Any, change: Callable[[list[dict[str, Any]]], list[dict[str, Any]]], depth: int = 0) -> Any:
+    """``value`` with ``change`` applied to each list of records in it (objects nested up to 3 deep)."""
+    if isinstance(value, list):
+        if value and all(isinstance(item, dict) for item in value):
+            return change(value)
+        return value
+    if not isinstance(value, dict) or depth > 3:
+        return value
+    changed = {key: _records_mapped(item, change, depth + 1) for key, item in value.items()}
+    return changed if any(changed[key] is not value[key] for key in value) else value
 
 
 def _snake(words: str) -> str:
@@ -224,7 +327,8 @@ def _entity_result(
 
 def _by_name(fake: Any, name: str, args: dict[str, Any], domain: Domain) -> dict[str, Any]:
     """A result for a tool the vocabulary does not know, from the words of its name."""
-    words = [w for w in re.split(r"[^a-z0-9]+", name.lower()) if w]
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)  # listTickets reads as list_tickets
+    words = [w for w in re.split(r"[^a-z0-9]+", spaced.lower()) if w]
     verb = words[0] if words else ""
     noun = words[-1] if len(words) > 1 else "item"
 

@@ -121,7 +121,7 @@ def serve(
         for i in range(len(parts)):
             bind(port + i).close()  # a port in use is one clear error now, not a host failing later
     ledger = Ledger(ledger_path, transport="http")
-    ledger.record("process_started", None, argv=["serve", f"--processes={len(parts)}"])
+    ledger.record_or_raise("process_started", None, argv=["serve", f"--processes={len(parts)}"])
     reason = "stopped"
     try:
         with stop_on_signals():

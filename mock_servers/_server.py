@@ -110,7 +110,9 @@ class ServerCore:
     async def delay(self) -> None:
         if self.spec.faults.slow > 0:
             self.fault("slow", seconds=self.spec.faults.slow)
-            await anyio.sleep(self.spec.faults.slow)
+            # Cut short when the server stops, so that stopping never waits on a slow call.
+            with anyio.move_on_after(self.spec.faults.slow):
+                await self.stopping.wait()
 
     # -- tools/list -----------------------------------------------------------------------------
 

@@ -1,19 +1,69 @@
-"""Explicit tools given in wire form (``wire``) and with recorded results (``samples``): their reading.
+"""Reading a spec's explicit tools: snake_case fields, wire form (``wire``) and recorded results (``samples``).
 
 A ``wire`` tool is a definition exactly as a real server listed it (``mcp-fleet capture``
 writes them); it is served as written. ``samples`` are recorded ``tools/call`` results,
-replayed for calls with equal arguments. Part of the spec reader (`mock_servers._spec`).
+replayed for calls with equal arguments. Part of the spec reader (`mock_servers._spec_reader`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from mock_servers._fields import FieldReader
-from mock_servers._spec import ToolSpec, _freeze_json, _tool_from_dict
+from mock_servers._limits import LIMITS
+from mock_servers._spec import ToolSpec, freeze_json
 
-__all__ = ["samples_from", "tool_from_wire"]
+__all__ = ["samples_from", "tool_from_dict", "tool_from_wire"]
+
+
+def tool_from_dict(r: FieldReader, raw: Any, path: str, raw_mode: bool) -> ToolSpec:
+    """An explicit tool, given by its snake_case fields or as its wire definition (``wire``).
+
+    Problems are recorded on ``r``; what is returned then stands in for the tool.
+    """
+    d = r.mapping(raw, path, ("name", "description", "input_schema", "annotations", "title", "wire", "samples"))
+    samples = samples_from(r, d.get("samples", []), f"{path}.samples")
+    if "wire" in d:
+        return replace(tool_from_wire(r, d, path, raw_mode), samples=samples)
+    if "name" not in d:
+        r.fail(f"{path}.name", "a tool name", None)
+    name = r.string(d.get("name", ""), f"{path}.name")
+    description = r.string(d.get("description", ""), f"{path}.description")
+    if len(description) > LIMITS.description_chars:
+        r.fail(f"{path}.description", f"at most {LIMITS.description_chars:,} characters", f"{len(description):,}")
+        description = ""
+    schema = d.get("input_schema", {"type": "object"})
+    if not r.json_value(schema, f"{path}.input_schema"):
+        schema = {"type": "object"}
+    elif not raw_mode and (not isinstance(schema, Mapping) or schema.get("type") != "object"):
+        r.fail(f"{path}.input_schema", 'a JSON Schema object with "type": "object"', schema)
+    annotations = d.get("annotations")
+    if annotations is not None:
+        annotations = r.mapping(annotations, f"{path}.annotations", _ANNOTATION_KEYS)
+        if not r.json_value(annotations, f"{path}.annotations"):
+            annotations = {}
+        elif not raw_mode:
+            for key in annotations:
+                if key == "title":
+                    r.string(annotations[key], f"{path}.annotations.title")
+                else:
+                    r.boolean(annotations, key, f"{path}.annotations", False)
+    title = d.get("title")
+    if title is not None:
+        title = r.string(title, f"{path}.title")
+    return ToolSpec(
+        name=name,
+        description=description,
+        input_schema=freeze_json(schema),
+        annotations=freeze_json(annotations) if annotations is not None else None,
+        title=title,
+        samples=samples,
+    )
+
+
+_ANNOTATION_KEYS = ("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 
 
 def tool_from_wire(r: FieldReader, d: Mapping[str, Any], path: str, raw_mode: bool) -> ToolSpec:
@@ -38,16 +88,16 @@ def tool_from_wire(r: FieldReader, d: Mapping[str, Any], path: str, raw_mode: bo
             "annotations": wire.get("annotations"),
             "title": wire.get("title"),
         }
-        _tool_from_dict(r, {k: v for k, v in checked.items() if v is not None}, f"{path}.wire", raw_mode)
+        tool_from_dict(r, {k: v for k, v in checked.items() if v is not None}, f"{path}.wire", raw_mode)
     name, description, title = wire.get("name"), wire.get("description"), wire.get("title")
     annotations, schema = wire.get("annotations"), wire.get("inputSchema")
     return ToolSpec(
         name=name if isinstance(name, str) else "",
         description=description if isinstance(description, str) else "",
-        input_schema=_freeze_json(schema) if isinstance(schema, Mapping) else {"type": "object"},
-        annotations=_freeze_json(annotations) if isinstance(annotations, Mapping) else None,
+        input_schema=freeze_json(schema) if isinstance(schema, Mapping) else {"type": "object"},
+        annotations=freeze_json(annotations) if isinstance(annotations, Mapping) else None,
         title=title if isinstance(title, str) else None,
-        wire=_freeze_json(wire),
+        wire=freeze_json(wire),
     )
 
 
@@ -72,5 +122,5 @@ def samples_from(r: FieldReader, raw: Any, path: str) -> tuple[Mapping[str, Any]
         if not isinstance(result.get("content", []), list):
             r.fail(f"{where}.result.content", "a list of content blocks", result.get("content"))
             continue
-        kept.append(_freeze_json(d))
+        kept.append(freeze_json(d))
     return tuple(kept)

@@ -5,6 +5,7 @@ every model request; send every tool call through :meth:`AdaptiveToolset.call`.
 """
 
 from ._analysis import RankerUnavailableError
+from ._bm25 import Bm25Breakdown, Bm25Index, Bm25Params, Bm25Ranker
 from ._budgets import DYNAMIC_LIMIT, FAIRNESS_CAP, FIRST_ROUND_LIMIT, REQUEST_LIMIT, Budgets
 from ._catalog import Catalog, CatalogEntry, exposed_name, qualified_name
 from ._config import HttpTarget, MemoryTarget, ServerConfig, StdioTarget, Target, ToolPolicy
@@ -18,8 +19,8 @@ from ._errors import (
     ToolsetError,
 )
 from ._loop import AgentLoop, ModelProvider, ModelReply, ToolCall, assemble_request
-from ._rankers import RANKERS, Bm25Breakdown, Bm25Index, Bm25Params, Bm25Ranker, make_ranker
 from ._ranking import LexicalIndex, LexicalRanker, Ranker, RankingIndex, ScoreBreakdown, ToolDoc, words
+from ._registry import RANKERS, make_ranker
 from ._toolset import AdaptiveToolset, open_toolset
 from ._trace import CandidateTrace, DiscoveryTrace, SelectionTrace
 

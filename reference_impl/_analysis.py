@@ -30,8 +30,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
 
+from ._bm25 import STOP_WORDS as BM25_STOP_WORDS
 from ._errors import ConfigurationError
-from ._rankers import STOP_WORDS as BM25_STOP_WORDS
 from ._ranking import ALIASES
 
 __all__ = [

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from ._bounds import listed, shown
 from ._budgets import DEFAULT_MAX_ACTIVE_TOOLS, MAX_ACTIVE_TOOLS_LIMIT
 from ._errors import ConfigurationError
 
@@ -36,10 +37,10 @@ _SERVER_ID = re.compile(r"[A-Za-z0-9_-]+")
 
 def _names(value: Any, where: str) -> tuple[str, ...]:
     if isinstance(value, str) or not isinstance(value, Sequence):
-        raise ConfigurationError(f"{where} must be a list of tool names, got {value!r}")
+        raise ConfigurationError(f"{where} must be a list of tool names, got {shown(value)}")
     for i, item in enumerate(value):
         if not isinstance(item, str):
-            raise ConfigurationError(f"{where}[{i}] must be a string, got {item!r}")
+            raise ConfigurationError(f"{where}[{i}] must be a string, got {shown(item)}")
     return tuple(value)
 
 
@@ -59,15 +60,15 @@ class ToolPolicy:
 
     def validate(self, where: str) -> None:
         if self.mode not in _MODES:
-            raise ConfigurationError(f"{where}.mode must be one of {list(_MODES)}, got {self.mode!r}")
+            raise ConfigurationError(f"{where}.mode must be one of {list(_MODES)}, got {shown(self.mode)}")
         if self.side_effects not in _SIDE_EFFECTS:
             raise ConfigurationError(
-                f"{where}.sideEffects must be one of {list(_SIDE_EFFECTS)}, got {self.side_effects!r}"
+                f"{where}.sideEffects must be one of {list(_SIDE_EFFECTS)}, got {shown(self.side_effects)}"
             )
         maximum = self.max_active_tools
         if isinstance(maximum, bool) or not isinstance(maximum, int) or not 0 <= maximum <= MAX_ACTIVE_TOOLS_LIMIT:
             raise ConfigurationError(
-                f"{where}.maxActiveTools must be an integer from 0 to {MAX_ACTIVE_TOOLS_LIMIT}, got {maximum!r}"
+                f"{where}.maxActiveTools must be an integer from 0 to {MAX_ACTIVE_TOOLS_LIMIT}, got {shown(maximum)}"
             )
         for attr, wire in (
             ("allowed_tools", "allowedTools"),
@@ -82,11 +83,13 @@ class ToolPolicy:
         if data is None:
             return cls()
         if not isinstance(data, Mapping):
-            raise ConfigurationError(f"{where} must be an object, got {data!r}")
+            raise ConfigurationError(f"{where} must be an object, got {shown(data)}")
         known = {"mode", "allowedTools", "deniedTools", "pinnedTools", "maxActiveTools", "sideEffects"}
         unknown = sorted(set(data) - known)
         if unknown:
-            raise ConfigurationError(f"{where} has unknown fields {unknown}; expected some of {sorted(known)}")
+            raise ConfigurationError(
+                f"{where} has unknown fields [{listed(unknown)}]; expected some of {sorted(known)}"
+            )
         policy = object.__new__(cls)
         values = {
             "mode": data.get("mode", "auto"),
@@ -140,14 +143,14 @@ class ServerConfig:
 
 def check_server_id(server_id: Any, where: str) -> str:
     if not isinstance(server_id, str):
-        raise ConfigurationError(f"{where} must be a string, got {server_id!r}")
+        raise ConfigurationError(f"{where} must be a string, got {shown(server_id)}")
     if not _SERVER_ID.fullmatch(server_id):
         raise ConfigurationError(
-            f"{where} must be a non-empty string of ASCII letters, digits, '-' and '_', got {server_id!r}"
+            f"{where} must be a non-empty string of ASCII letters, digits, '-' and '_', got {shown(server_id)}"
         )
     if "__" in server_id:
         raise ConfigurationError(
-            f"{where} must not contain '__' (it separates server and tool in qualified names), got {server_id!r}"
+            f"{where} must not contain '__' (it separates server and tool in qualified names), got {shown(server_id)}"
         )
     return server_id
 
@@ -158,8 +161,8 @@ def validate_servers(servers: Sequence[ServerConfig]) -> None:
     for i, server in enumerate(servers):
         check_server_id(server.id, f"servers[{i}].id")
         if server.id in seen:
-            raise ConfigurationError(f"servers[{i}].id {server.id!r} is used by another server of this run")
+            raise ConfigurationError(f"servers[{i}].id {shown(server.id)} is used by another server of this run")
         seen.add(server.id)
         if not isinstance(server.policy, ToolPolicy):
-            raise ConfigurationError(f"servers[{i}].policy must be a ToolPolicy, got {server.policy!r}")
+            raise ConfigurationError(f"servers[{i}].policy must be a ToolPolicy, got {shown(server.policy)}")
         server.policy.validate(f"servers[{i}].policy")

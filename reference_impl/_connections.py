@@ -19,18 +19,21 @@ import anyio
 import httpx2
 import mcp_types as types
 from mcp import Client, StdioServerParameters
-from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from ._bounds import MAX_DEPTH, deeper_than, unencodable
 from ._config import HttpTarget, MemoryTarget, ServerConfig, StdioTarget
 from ._errors import ServerConnectionError
+from ._stdio import stdio_transport
 
-__all__ = ["Connection"]
+__all__ = ["DEFAULT_CONNECT_TIMEOUT", "Connection"]
 
 MAX_PAGES = 10_000
+#: Seconds a server may take to start (or be reached) and complete the MCP handshake.
+DEFAULT_CONNECT_TIMEOUT = 20.0
 
 
 class _TappedReader:
@@ -118,8 +121,18 @@ def _single(error: Exception) -> Exception:
 class Connection:
     """One server of a run: its client, its raw tool listing, and its lifetime."""
 
-    def __init__(self, config: ServerConfig, *, list_timeout: float, call_timeout: float | None) -> None:
+    def __init__(
+        self,
+        config: ServerConfig,
+        *,
+        list_timeout: float,
+        call_timeout: float | None,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+    ) -> None:
         self.config = config
+        self.connect_timeout = connect_timeout
+        # Why the transport gave the server up (garbage on stdout), for the error message.
+        self._problems: list[str] = []
         self.list_timeout = list_timeout
         self.call_timeout = call_timeout
         self.tools: list[Any] = []
@@ -141,7 +154,8 @@ class Connection:
                 env=dict(target.env) if target.env is not None else None,
                 cwd=target.cwd,
             )
-            return Client(_tapped(stdio_client(params), self._raw_pages))
+            transport = stdio_transport(params, name=self.config.id, problems=self._problems)
+            return Client(_tapped(transport, self._raw_pages))
         if isinstance(target, HttpTarget):
             return Client(_tapped(_http_streams(target.url), self._raw_pages))
         raise ServerConnectionError(f"server {self.config.id!r} has an unknown target {target!r}")
@@ -149,12 +163,22 @@ class Connection:
     async def run(self) -> None:
         """Open, list, wait for stop, close: all in this one task."""
         try:
-            async with self._client_for() as client:
-                self._client = client
-                with anyio.fail_after(self.list_timeout):
-                    self.tools = await self._list_all(client)
-                self.ready.set()
-                await self.stop.wait()
+            # The handshake has a bound of its own (PROTOCOL.md P22): lifted once it is done,
+            # so that it never counts against listing or the run's lifetime.
+            with anyio.CancelScope(deadline=anyio.current_time() + self.connect_timeout) as handshake:
+                async with self._client_for() as client:
+                    handshake.deadline = math.inf
+                    self._client = client
+                    with anyio.fail_after(self.list_timeout):
+                        self.tools = await self._list_all(client)
+                    self.ready.set()
+                    await self.stop.wait()
+            if handshake.cancelled_caught:
+                self.error = ServerConnectionError(
+                    f"server {self.config.id!r} did not start or complete the MCP handshake within "
+                    f"{self.connect_timeout:g} s",
+                    server_id=self.config.id,
+                )
         except Exception as caught:
             # The client's task groups wrap what the body raised in an exception group.
             error = _single(caught)
@@ -166,8 +190,9 @@ class Connection:
                     server_id=self.config.id,
                 )
             else:
+                why = self._problems[0] if self._problems else _describe(error)
                 self.error = ServerConnectionError(
-                    f"server {self.config.id!r} could not be reached or listed: {_describe(error)}",
+                    f"server {self.config.id!r} could not be reached or listed: {why}",
                     server_id=self.config.id,
                 )
         finally:
@@ -222,6 +247,18 @@ class Connection:
         client = self._client
         if client is None:
             return error_result(f"server {self.config.id!r} is not connected")
+        if deeper_than(arguments, MAX_DEPTH - 1):
+            return error_result(
+                f"calling {name!r} on server {self.config.id!r} was refused: its arguments nest deeper than "
+                f"{MAX_DEPTH - 1} levels; the call was not sent"
+            )
+        where = unencodable(arguments, "arguments")
+        if where is not None:
+            # No transport can write it, and some would lose the connection trying.
+            return error_result(
+                f"calling {name!r} on server {self.config.id!r} was refused: {where} holds a lone surrogate, "
+                "which UTF-8 JSON cannot carry; the call was not sent"
+            )
         try:
             timeout = self.call_timeout if self.call_timeout is not None else math.inf
             with anyio.fail_after(timeout):

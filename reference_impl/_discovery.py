@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ._bounds import listed, shown
+
 __all__ = [
     "DEFAULT_LIMIT",
     "DISCOVERY_TOOL",
@@ -67,26 +69,28 @@ class DiscoveryArguments:
 def parse_arguments(arguments: Any, known_servers: frozenset[str]) -> DiscoveryArguments:
     """Validate the agent's arguments; every problem names the argument and its value."""
     if not isinstance(arguments, Mapping):
-        raise InvalidDiscoveryArguments(f"arguments must be an object, got {arguments!r}")
+        raise InvalidDiscoveryArguments(f"arguments must be an object, got {shown(arguments)}")
     unknown = sorted(set(arguments) - {"query", "server_ids", "limit"})
     if unknown:
-        raise InvalidDiscoveryArguments(f"unknown arguments {unknown}; expected query, server_ids, limit")
+        raise InvalidDiscoveryArguments(f"unknown arguments [{listed(unknown)}]; expected query, server_ids, limit")
     query = arguments.get("query")
     if not isinstance(query, str) or not query.strip():
-        raise InvalidDiscoveryArguments(f"'query' must be a non-empty string describing a capability, got {query!r}")
+        raise InvalidDiscoveryArguments(
+            f"'query' must be a non-empty string describing a capability, got {shown(query)}"
+        )
     limit = arguments.get("limit")
     if limit is None:
         limit = DEFAULT_LIMIT
     elif isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise InvalidDiscoveryArguments(f"'limit' must be a positive integer, got {limit!r}")
+        raise InvalidDiscoveryArguments(f"'limit' must be a positive integer, got {shown(limit)}")
     server_ids = arguments.get("server_ids")
     if server_ids is None:
         server_ids = []
     if not isinstance(server_ids, list) or not all(isinstance(s, str) for s in server_ids):
-        raise InvalidDiscoveryArguments(f"'server_ids' must be a list of server id strings, got {server_ids!r}")
+        raise InvalidDiscoveryArguments(f"'server_ids' must be a list of server id strings, got {shown(server_ids)}")
     strangers = [s for s in server_ids if s not in known_servers]
     if strangers:
         raise InvalidDiscoveryArguments(
-            f"'server_ids' names {strangers}, not servers of this run; known servers: {sorted(known_servers)}"
+            f"'server_ids' names [{listed(strangers)}], not servers of this run; known servers: [{listed(sorted(known_servers))}]"
         )
     return DiscoveryArguments(query=query, server_ids=tuple(server_ids), limit=min(limit, MAX_LIMIT))

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ._bounds import listed
 from ._catalog import Catalog, CatalogEntry
 from ._config import ServerConfig, ToolPolicy
 from ._errors import ConfigurationError
 
 __all__ = ["Eligibility", "exclusion_reason", "resolve_policies"]
+
+_log = logging.getLogger("reference_impl")
 
 
 def exclusion_reason(entry: CatalogEntry, policy: ToolPolicy) -> str | None:
@@ -47,6 +51,7 @@ def resolve_policies(servers: Sequence[ServerConfig], catalog: Catalog) -> Eligi
 
     Pinned and allowlisted names the server does not offer are a configuration error: an
     administrator's declaration is never silently ignored, and never stands for another tool.
+    A pinned tool the policy excludes is left out with a warning, for the same reason (ID-9).
     """
     excluded: dict[int, str] = {}
     required: dict[str, tuple[int, ...]] = {}
@@ -60,7 +65,7 @@ def resolve_policies(servers: Sequence[ServerConfig], catalog: Catalog) -> Eligi
         missing = sorted({name for name in declared if name not in offered})
         if missing:
             raise ConfigurationError(
-                f"server {server.id!r} does not offer {missing}, named in its policy "
+                f"server {server.id!r} does not offer [{listed(missing)}], named in its policy "
                 "(pinnedTools/allowedTools); fix the names or remove them"
             )
         needed: list[int] = []
@@ -68,6 +73,14 @@ def resolve_policies(servers: Sequence[ServerConfig], catalog: Catalog) -> Eligi
             reason = exclusion_reason(entry, policy)
             if reason is not None:
                 excluded[entry.index] = reason
+                if entry.name in policy.pinned_tools:
+                    _log.warning(
+                        "server %r: pinned tool %r is left out of the run: %s; remove it from pinnedTools "
+                        "or change the policy that excludes it",
+                        server.id,
+                        entry.name,
+                        reason,
+                    )
             elif policy.mode != "auto" or entry.name in policy.pinned_tools:
                 needed.append(entry.index)
         required[server.id] = tuple(needed)

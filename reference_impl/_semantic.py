@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ._analysis import Analyzer, require
-from ._rankers import Bm25Breakdown
+from ._bm25 import Bm25Breakdown
 from ._ranking import ToolDoc
 
 if TYPE_CHECKING:

@@ -13,10 +13,11 @@ from typing import Any
 import anyio
 
 from . import _trace
+from ._bounds import shown
 from ._budgets import FAIRNESS_CAP, Budgets
 from ._catalog import Catalog, CatalogEntry
 from ._config import ServerConfig, validate_servers
-from ._connections import Connection, error_result
+from ._connections import DEFAULT_CONNECT_TIMEOUT, Connection, error_result
 from ._discovery import DISCOVERY_TOOL, InvalidDiscoveryArguments, discovery_definition, parse_arguments
 from ._errors import ConfigurationError, ServerConnectionError
 from ._policy import Eligibility, resolve_policies
@@ -141,16 +142,16 @@ class AdaptiveToolset:
         entry = self._active_by_name.get(name)
         if entry is None:
             if any(tool["name"] == name for tool in self._base_tools):
-                return error_result(f"{name!r} is a base tool; base tools run outside the MCP toolset")
+                return error_result(f"{shown(name)} is a base tool; base tools run outside the MCP toolset")
             hint = (
                 f" Call {DISCOVERY_TOOL} with a description of what you need; tools it activates are "
                 "available on your next turn."
                 if self.discovery_registered
                 else ""
             )
-            return error_result(f"Tool {name!r} is not active in this run and cannot be executed.{hint}")
+            return error_result(f"Tool {shown(name)} is not active in this run and cannot be executed.{hint}")
         if arguments is not None and not isinstance(arguments, Mapping):
-            return error_result(f"arguments for {name!r} must be an object, got {arguments!r:.80}")
+            return error_result(f"arguments for {name!r} must be an object, got {shown(arguments)}")
         return await self._connections[entry.server_id].call(entry.name, arguments or {})
 
     def search(self, arguments: Any) -> dict[str, Any]:
@@ -246,6 +247,7 @@ async def open_toolset(
     ranker: Ranker | None = None,
     list_timeout: float = DEFAULT_LIST_TIMEOUT,
     call_timeout: float | None = None,
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
 ) -> AsyncIterator[AdaptiveToolset]:
     """Connect, build the catalog, apply policy, select the first round; close on exit.
 
@@ -255,7 +257,10 @@ async def open_toolset(
     validate_servers(servers)
     base = _check_base_tools(base_tools)
     connections = {
-        server.id: Connection(server, list_timeout=list_timeout, call_timeout=call_timeout) for server in servers
+        server.id: Connection(
+            server, list_timeout=list_timeout, call_timeout=call_timeout, connect_timeout=connect_timeout
+        )
+        for server in servers
     }
     failure: Exception | None = None
     async with anyio.create_task_group() as task_group:

@@ -131,7 +131,7 @@ def mutmut_main(argv: Sequence[str]) -> None:
                 return 1
             raise
 
-    harness.PytestRunner.execute_pytest = execute_pytest  # type: ignore[method-assign]
+    harness.PytestRunner.execute_pytest = execute_pytest
     from mutmut.__main__ import cli
 
     sys.argv = ["mutmut", *argv]
@@ -841,8 +841,8 @@ def _method() -> list[str]:
         "  and the mutated function's source; a survivor judged equivalent counts as re-verified",
         "  when it survived, in process and through the driver, against today's three, and its",
         "  mutation is the one the verdict was written for. `--resume` runs every other one again.",
-        "- Left out: the replaceable rankers (`_rankers.py`, `_semantic.py`, `_analysis.py`: no",
-        "  clause names them, RNK-9), the stdio shell `driver/__main__.py` (its own tests cover it;",
+        "- Left out: the replaceable rankers (`_bm25.py`, `_semantic.py`, `_analysis.py`,",
+        "  `_registry.py`: no clause names them, RNK-9), the stdio shell `driver/__main__.py` (its own tests cover it;",
         "  through the driver every mutant of the modules above meets it) and `_trace.py`",
         "  (ISO-3, a MAY).",
         "- Why mutmut: cosmic-ray 8.7 was tried on `_discovery.py` first. It made 47 mutants and runs",

@@ -127,13 +127,6 @@ INVALID_DISCOVERY: dict[str, list[dict[str, Any]]] = {
         {"query": "issue", "server_ids": {"s0": True}},
         {"query": "issue", "server_ids": True},
     ],
-    "DSC-7.4": [
-        {"query": "issue", "server_ids": ["nope"]},
-        {"query": "issue", "server_ids": ["s0", "nope"]},
-        {"query": "issue", "server_ids": ["S0"]},
-        {"query": "issue", "server_ids": [""]},
-        {"query": "issue", "server_ids": ["s0__"]},
-    ],
 }
 
 

@@ -8,17 +8,28 @@ rather than the first of several checks that happens to fail.
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from hypothesis import strategies as st
 
-from conformance._sut import Run, Sut
+from conformance import ConformanceError, OutcomeError, Run, Sut
 from conformance.suite._fleets import Fleets, tools_of
-from conformance.suite._oracle import FirstRound, first_round
+from conformance.suite._preconditions import named_activation_is_due
+from conformance.suite._predictions import FirstRound, first_round
 from conformance.suite._strategies import FleetAndPolicies, fleets_with_policies
-from conformance.suite._wire import DISCOVERY, activated, base_tools, catalog, mcp_definitions, names, open_params, run
+from conformance.suite._wire import (
+    DISCOVERY,
+    activated,
+    base_tools,
+    catalog,
+    mcp_definitions,
+    names,
+    open_params,
+    qualified,
+    run,
+)
 from mock_servers import FleetSpec
 
 __all__ = ["BASES", "FLEETS", "STEPS", "Step", "Steps", "Then", "Trace", "explore", "plan", "saturating_steps"]
@@ -87,6 +98,29 @@ class Trace:
                 per[cat[n][0]] = per.get(cat[n][0], 0) + 1
         return per
 
+    def candidate(self, active: Iterable[str]) -> tuple[str, bool] | None:
+        """A tool discovery may still activate, given the active MCP tools, and whether a call
+        asking for it by its qualified name, scoped to its server, must activate it
+        (DSC-5.8); None when no server has one left.
+
+        It comes from the server whose candidates DSC-5.8 covers, the fewest first.
+        """
+        shown = set(active)
+        per = self.per_server(shown)
+        room = self.model.dynamic_capacity - len(shown)
+        best: tuple[tuple[bool, int, str], str, bool] | None = None
+        for sid in self.model.auto_servers:
+            m = self.model.servers[sid]
+            left = [qualified(sid, n) for n in m.eligible if qualified(sid, n) not in shown]
+            server_room = m.max_active - per.get(sid, 0)
+            if not left or server_room <= 0 or room <= 0:
+                continue
+            due = named_activation_is_due(len(left), server_room, room)
+            key = (not due, len(left), sid)
+            if best is None or key < best[0]:
+                best = (key, left[-1], due)
+        return None if best is None else (best[1], best[2])
+
 
 Then = Callable[[Run, Trace], Awaitable[Any]]
 
@@ -114,13 +148,14 @@ def explore(
     base = base_tools(base_count)
     with fleets.serve(spec, policies) as served:
         model = first_round(served.tools, served.policies, base_count)
-        assert model.error is None and model.discovery, "explore() needs a run that opens with the discovery tool"
+        if model.error is not None or not model.discovery:
+            raise ConformanceError("explore() needs a run that opens with the discovery tool: draw it with opening()")
         trace = Trace(model, served.tools, names(base), [], served.describe() | {"baseTools": base_count})
         words = _words(served.tools)
         auto_ids = model.auto_servers
 
-        async def body() -> None:
-            async with sut.open(open_params(served.servers, base)) as r:
+        async def body(servers: list[dict[str, Any]]) -> None:
+            async with sut.open(open_params(servers, base)) as r:
                 trace.start = await r.definitions()
                 active = list(trace.mcp(trace.start))
                 for word_index, limit, scoped in steps:
@@ -142,7 +177,15 @@ def explore(
                     trace.case["steps"] = r.case["steps"]
                     trace.calls_after = served.ledger().calls()
 
-        run(body())
+        try:
+            run(body(served.servers))
+        except OutcomeError as refused:
+            # A run refused for a pinned tool its policy excludes is a reading POL-7 allows
+            # (ID-9): the same run without those pins has the same first round, and opens.
+            if not model.refused_for_a_pin(refused.kind, refused.message):
+                raise
+            trace.case["policies"] = model.without_excluded_pins(served.policies)
+            run(body(served.with_policies(trace.case["policies"])))
         return trace
 
 

@@ -2,9 +2,10 @@
 
 The first-round properties of several sections (policy, selection, budgets, discovery,
 definitions) share this: the oracle decides, before anything is served, whether the run
-must open; an example whose run must be refused is discarded by the properties that
-judge an open run (the refusal has properties of its own), and a refusal the oracle does
-not predict, or an acceptance it forbids, is a finding on the sentence that decides it.
+must open. The properties that judge an open run draw runs that must open
+(:func:`~conformance.suite._strategies.opening`); those that judge refusals too open
+whatever they draw, and a refusal the oracle does not predict, or an acceptance it
+forbids, is a finding on the sentence that decides it.
 """
 
 from __future__ import annotations
@@ -13,13 +14,13 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from hypothesis import assume, example
+from hypothesis import example
 
-from conformance._errors import Nonconformance, OutcomeError
+from conformance import ConformanceError, Nonconformance, OutcomeError
 from conformance._sut import Run, Sut
 from conformance.suite._explore import plan
 from conformance.suite._fleets import Fleets
-from conformance.suite._oracle import FirstRound
+from conformance.suite._predictions import FirstRound
 from conformance.suite._strategies import FleetAndPolicies
 from conformance.suite._wire import base_tools, fail, names, open_params, refusal_or, run
 
@@ -56,12 +57,16 @@ class Opened:
             )
         return self.got
 
+    def refused_for_a_pin(self) -> bool:
+        """Whether the run was refused for a pinned tool its policy excludes (POL-7, ID-9)."""
+        return isinstance(self.got, OutcomeError) and self.model.refused_for_a_pin(self.got.kind, self.got.message)
+
     def refusal(self) -> Nonconformance | None:
         """For a run the oracle refuses: the finding when the SUT opened it or refused otherwise."""
         model = self.model
         assert model.error is not None
         if isinstance(self.got, OutcomeError):
-            if self.got.kind == model.error:
+            if self.got.kind == model.error or self.refused_for_a_pin():
                 return None
             return fail(
                 (model.error_sentence,),
@@ -91,12 +96,16 @@ def open_first_round(
     """Open a run over ``fleet`` with ``base_count`` base tools and read its first definitions,
     then run ``then`` on the open run.
 
-    With ``must_open`` (the default), an example whose run the oracle refuses is discarded
-    before anything is served.
+    A run refused for a pinned tool its policy excludes, which POL-7 allows (ID-9), is
+    opened again without those pins, to the same first round.
+
+    Raises:
+        ConformanceError: ``must_open`` (the default) and the oracle refuses the run: the
+            check drew it without :func:`~conformance.suite._strategies.opening`.
     """
     model = plan(fleet, base_count)
-    if must_open:
-        assume(model.error is None)
+    if must_open and model.error is not None:
+        raise ConformanceError(f"the suite drew a run that must not open ({model.error_sentence}: {model.why})")
     spec, policies = fleet
     base = base_tools(base_count)
     if not spec.servers:  # a run of base tools alone: there is no fleet to serve
@@ -104,10 +113,19 @@ def open_first_round(
         return Opened(model, {}, names(base), got, {"servers": [], "baseTools": base_count})
     with fleets.serve(spec, policies) as served:
         case = served.describe() | {"baseTools": base_count}
-        params = open_params(served.servers, base)
-        if then is None:
-            return Opened(model, served.tools, names(base), run(refusal_or(sut, params)), case)
-        got, after = run(_open_then(sut, params, then, case))
+        servers = served.servers
+        for _attempt in range(2):
+            params = open_params(servers, base)
+            if then is None:
+                got, after = run(refusal_or(sut, params)), None
+            else:
+                got, after = run(_open_then(sut, params, then, case))
+            if not (
+                isinstance(got, OutcomeError) and model.error is None and model.refused_for_a_pin(got.kind, got.message)
+            ):
+                break
+            case["policies"] = model.without_excluded_pins(served.policies)
+            servers = served.with_policies(case["policies"])
         return Opened(model, served.tools, names(base), got, case, after, served.ledger().calls())
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance._sut import Run, Sut
-from conformance.suite._oracle import MAX_LIMIT
+from conformance.suite._predictions import MAX_LIMIT
 from conformance.suite._wire import DISCOVERY, base_tools, names, open_params
 from mock_servers import ServerSpec, ToolSpec
 

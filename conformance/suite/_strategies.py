@@ -1,4 +1,11 @@
-"""Hypothesis strategies and settings for the suite's properties."""
+"""Hypothesis strategies and settings for the suite's properties.
+
+Properties generate what they need rather than filter: a drawn fleet, its policies and a
+number of base tools are made into the nearest run that must open (:func:`opening`),
+instead of discarding the draws whose run the oracle refuses. Filtering those out (about
+half of the draws) made Hypothesis give up on some seeds, ending a certification in
+``error`` for a reason of the suite's own.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +15,12 @@ from typing import Any, TypeVar
 from hypothesis import strategies as st
 
 from conformance._properties import property_settings
+from conformance.suite._fleets import tools_of
+from conformance.suite._predictions import FIRST_ROUND, server_model
 from mock_servers import FleetSpec, ServerSpec
 from mock_servers.strategies import fleet_specs, tool_policies
 
-__all__ = ["FleetAndPolicies", "examples", "fleets_with_policies", "server_policies"]
+__all__ = ["FleetAndPolicies", "examples", "fleets_with_policies", "opening", "server_policies"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 FleetAndPolicies = tuple[FleetSpec, dict[str, dict[str, Any]]]
@@ -49,3 +58,36 @@ def examples(n: int) -> Callable[[_F], _F]:
     Explicit ``@example`` cases always run first; the run's thoroughness scales ``n``.
     """
     return property_settings(n)
+
+
+def opening(fleet: FleetAndPolicies, base_count: int, *, discovery: bool = False) -> tuple[FleetAndPolicies, int]:
+    """The run nearest to ``(fleet, base_count)`` that the specification lets open, and
+    that registers the discovery tool when ``discovery`` asks for it.
+
+    A run that opens as drawn comes back unchanged (explicit examples included). Otherwise,
+    in this order: the first server runs in ``auto`` mode when ``discovery`` needs one and
+    none does; servers outside ``auto`` mode whose required tools together exceed the 96
+    definitions rank their tools instead, the largest first (ERR-2); a server whose
+    required tools exceed its ``maxActiveTools`` gets exactly that many (ERR-1); and the
+    base tools are cut to what the first round leaves room for (BUD-4, ERR-2), which makes
+    the boundary where required tools fill the capacity exactly a common case.
+    """
+    spec, drawn = fleet
+    tools = tools_of(spec)
+    policies = {sid: dict(policy) for sid, policy in drawn.items()}
+    ids = [s.id for s in spec.servers]
+    if discovery and ids and all(policies.get(sid, {}).get("mode", "auto") != "auto" for sid in ids):
+        policies[ids[0]] = {**policies.get(ids[0], {}), "mode": "auto"}
+    while True:
+        models = [server_model(sid, tools[sid], policies.get(sid, {})) for sid in ids]
+        room = FIRST_ROUND - int(any(m.mode == "auto" for m in models))
+        required = sum(len(m.required) for m in models)
+        outside_auto = [m for m in models if m.mode != "auto"]
+        if required <= room or not outside_auto:
+            break
+        largest = max(outside_auto, key=lambda m: len(m.required))
+        policies[largest.id] = {**policies.get(largest.id, {}), "mode": "auto"}
+    for m in models:
+        if len(m.required) > m.max_active:
+            policies[m.id] = {**policies.get(m.id, {}), "maxActiveTools": len(m.required)}
+    return (spec, policies), max(0, min(base_count, room - required))

@@ -6,7 +6,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from conformance import Sut
 from conformance.suite._fleets import Fleets
+from conformance.suite._probes import vector_diagnosis as _vector_diagnosis
+from conformance.suite._vectors import Diagnosis
 
 
 @pytest.fixture(scope="session")
@@ -17,3 +20,11 @@ def fleets(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleets]:
         yield manager
     finally:
         manager.close()
+
+
+@pytest.fixture(scope="session")
+def vector_diagnosis(sut: Sut, fleets: Fleets) -> Iterator[Diagnosis]:
+    """The lexical vector probes against the SUT, each run once in this pytest process, and the
+    sentences a difference is blamed on."""
+    with _vector_diagnosis(sut, fleets) as diagnosis:
+        yield diagnosis

@@ -18,9 +18,10 @@ from hypothesis import strategies as st
 
 from conformance import OutcomeError, Sut, clause
 from conformance.suite._fleets import Fleets
-from conformance.suite._oracle import read_only as read_only_tool
 from conformance.suite._paged_server import ENDINGS, ENV_LOG, ENV_PAGES
 from conformance.suite._paged_server import PATH as PAGED_SERVER
+from conformance.suite._preconditions import precondition
+from conformance.suite._predictions import read_only as read_only_tool
 from conformance.suite._strategies import examples
 from conformance.suite._wire import (
     DISCOVERY,
@@ -111,13 +112,20 @@ def test_tools_on_later_pages_are_in_the_catalog_with_their_definitions_and_anno
                 case=case,
             )
     marked = sorted(q for q, t in listed.items() if read_only_tool(t))
-    if sorted(names(mcp_definitions(read_only, []))) != marked:
+    active = sorted(names(mcp_definitions(read_only, [])))
+    # A catalog that lost annotations admits fewer tools, never more: more is read-only
+    # handling broken, which says nothing of the catalog.
+    writes = sorted(set(active) - set(marked))
+    precondition(
+        "POL-5.1", not writes, f"under sideEffects readOnly, tools without readOnlyHint true are active: {writes}"
+    )
+    if active != marked:
         raise fail(
             ("CAT-1.2",),
             "under sideEffects readOnly, the active tools are not the ones listed with readOnlyHint true: "
             "the catalog did not keep the annotations",
             expected=marked,
-            observed=sorted(names(mcp_definitions(read_only, []))),
+            observed=active,
             case=case | {"policies": {"s0": read_only_policy}},
         )
 
@@ -149,6 +157,8 @@ def test_a_tool_left_out_of_the_first_round_can_still_be_activated_with_its_sche
                 return left_out, missed
 
         left_out, missed = run(body())
+    precondition("SEL-1.1", bool(left_out), "the first round left none of the 20 tools out, past the cap of 12")
+    precondition("SEL-2.1", len(left_out) <= 12, f"the first round left {len(left_out)} of 20 tools out, short of 12")
     if missed:
         name, observed = missed[0]
         raise fail(
@@ -232,6 +242,34 @@ def test_listing_reads_every_page_that_has_a_cursor_and_stops_at_the_end(sut: Su
             "a page with a cursor (empty, or smaller than the first) was the last page read",
             expected=listed,
             observed={"missing": missing, "cursors requested": requested},
+            case=case,
+        )
+
+
+#: The fewest pages an implementation that bounds its listings must follow (CAT-2.4, ID-8).
+LEAST_PAGE_BOUND = 1000
+
+
+@clause("CAT-2.1")
+def test_a_listing_of_1000_pages_is_read_to_its_end(sut: Sut, tmp_path: Path) -> None:
+    """999 empty pages with a cursor, then the one tool: a bound on pages, where there is
+    one, lies past them."""
+    tool = {"name": "last_page", "description": "Listed on page 1,000.", "inputSchema": {"type": "object"}}
+    pages: list[dict[str, Any]] = [{"tools": [], "next": "cursor"} for _ in range(LEAST_PAGE_BOUND - 1)]
+    pages.append({"tools": [tool], "next": "absent"})
+    log = tmp_path / "cursors.jsonl"
+    log.touch()
+    policy = {"mode": "all"}
+    transport = {"type": "stdio", "command": sys.executable, "args": [str(PAGED_SERVER), json.dumps(pages), str(log)]}
+    got = run(refusal_or(sut, open_params([{"id": "paged", "transport": transport, "policy": policy}])))
+    read = len(log.read_text(encoding="utf-8").splitlines())
+    case = {"pages": f"{LEAST_PAGE_BOUND - 1} empty pages with a cursor, then one with the tool", "policies": policy}
+    if isinstance(got, OutcomeError) or "paged__last_page" not in names(got):
+        raise fail(
+            ("CAT-2.1",),
+            f"a listing of {LEAST_PAGE_BOUND} pages was not read to its end",
+            expected=f"an open run with paged__last_page active, after {LEAST_PAGE_BOUND} tools/list requests",
+            observed={"run": str(got) if isinstance(got, OutcomeError) else names(got), "pages requested": read},
             case=case,
         )
 

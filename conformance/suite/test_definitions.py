@@ -8,15 +8,18 @@ import dataclasses
 from typing import Any
 
 import pytest
-from hypothesis import assume, example, given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from conformance import OutcomeError, Sut, clause
 from conformance.suite._explore import BASES, FLEETS, STEPS, Steps, explore, plan
 from conformance.suite._fleets import Fleet, Fleets
-from conformance.suite._strategies import FleetAndPolicies, examples
+from conformance.suite._preconditions import named_activation_is_due, precondition
+from conformance.suite._predictions import DEFAULT_MAX_ACTIVE, DYNAMIC
+from conformance.suite._strategies import FleetAndPolicies, examples, opening
 from conformance.suite._wire import (
     DISCOVERY,
+    activated,
     base_tools,
     catalog,
     fail,
@@ -55,18 +58,26 @@ def _carried_as_given(base: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def test_definitions_are_the_base_tools_the_discovery_tool_and_the_active_tools_as_listed(
     sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int
 ) -> None:
+    fleet, base_count = opening(fleet, base_count)
     model = plan(fleet, base_count)
-    assume(model.error is None)
     spec, policies = fleet
     base = _carried_as_given(base_tools(base_count))
     with fleets.serve(spec, policies) as served:
         case = served.describe() | {"baseTools": base_count}
 
-        async def body() -> tuple[Any, Any]:
-            async with sut.open(open_params(served.servers, base)) as r:
+        async def body(servers: list[dict[str, Any]]) -> tuple[Any, Any]:
+            async with sut.open(open_params(servers, base)) as r:
                 return await r.definitions(), await r.definitions()
 
-        first, second = run(body())
+        try:
+            first, second = run(body(served.servers))
+        except OutcomeError as refused:
+            # Refused for a pinned tool its policy excludes (POL-7, ID-9): the same run
+            # without those pins has the same definitions.
+            if not model.refused_for_a_pin(refused.kind, refused.message):
+                raise
+            case["policies"] = model.without_excluded_pins(served.policies)
+            first, second = run(body(served.with_policies(case["policies"])))
     if first != second:
         raise fail(
             ("DEF-4.2",),
@@ -144,8 +155,7 @@ def test_a_tool_listed_without_a_description_is_defined_without_one(sut: Sut, fl
 def test_discovered_tools_are_in_every_later_definition_list(
     sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int, steps: Steps
 ) -> None:
-    model = plan(fleet, base_count)
-    assume(model.error is None and model.discovery)
+    fleet, base_count = opening(fleet, base_count, discovery=True)
     trace = explore(sut, fleets, fleet, base_count, steps)
     cat = trace.catalog
     shown = trace.mcp(trace.start)
@@ -191,7 +201,7 @@ def test_every_request_is_assembled_anew_from_the_run(sut: Sut, fleets: Fleets) 
     with fleets.serve(spec) as served:
         case = served.describe()
 
-        async def body() -> tuple[list[tuple[str, list[str], list[str]]], str | None, list[str]]:
+        async def body() -> tuple[list[tuple[str, list[str], list[str]]], str | None, list[str], list[str], int]:
             async with sut.open(open_params(served.servers)) as r:
                 defs = names(await r.definitions())
                 steps = [("a request with extra_a", names(await r.request([_extra("extra_a")])), [*defs, "extra_a"])]
@@ -200,16 +210,24 @@ def test_every_request_is_assembled_anew_from_the_run(sut: Sut, fleets: Fleets) 
                 # the requests before still have to be assembled anew.
                 inactive = sorted(set(catalog(served.tools)) - set(defs))
                 target = inactive[0] if inactive else None
+                found: list[str] = []
                 if target is not None:
                     # Few enough candidates that naming one activates it (DSC-5.8).
-                    await r.call(DISCOVERY, {"query": target, "server_ids": ["s0"], "limit": 12})
+                    found = activated(await r.call(DISCOVERY, {"query": target, "server_ids": ["s0"], "limit": 12}))
                 now = names(await r.definitions())
                 after = names(await r.request([_extra("extra_b")]))
                 steps.append(("a request with extra_b, after discovery", after, [*now, "extra_b"]))
                 case["steps"] = r.case["steps"]
-                return steps, target, now
+                return steps, target, now, found, len(inactive)
 
-        steps, target, now = run(body())
+        steps, target, now, found, candidates = run(body())
+    if target is not None and target not in now and target not in found:
+        precondition(
+            "DSC-5.8",
+            not named_activation_is_due(candidates, DEFAULT_MAX_ACTIVE - (len(_NAMES) - candidates), DYNAMIC),
+            f"discovery did not activate {target}, asked for by its qualified name",
+        )
+        target = None  # nothing activated, as DSC-5.6 allows with that many candidates
     if target is not None and (target not in now or target not in steps[-1][1]):
         raise fail(
             ("DEF-2.2",),
@@ -283,12 +301,11 @@ def test_two_base_tools_with_one_name_are_a_config_error(sut: Sut, fleets: Fleet
 
 # A base tool named like a tool of the run: (policy of s0, the base tool's name, sentence).
 # The tool is active (pinned), in the catalog but never active (denied), or the discovery
-# tool, with and without an auto server to register it.
+# tool, registered with an auto server (without one, see the test after next).
 BASE_COLLISIONS: dict[str, tuple[dict[str, Any], str, str]] = {
     "active-mcp-tool": ({"pinnedTools": [_NAMES[0]]}, f"s0__{_NAMES[0]}", "DEF-5.1"),
     "inactive-mcp-tool": ({"deniedTools": [_NAMES[1]]}, f"s0__{_NAMES[1]}", "DEF-5.1"),
     "discovery-tool": ({}, DISCOVERY, "DEF-5.2"),
-    "discovery-tool-unregistered": ({"mode": "all", "maxActiveTools": 20}, DISCOVERY, "DEF-5.2"),
     # The qualified name of a tool whose name breaks the provider rule (CAT-5), which the
     # model may see under another name or not at all: it is in the catalog all the same.
     "qualified-name-of-a-mapped-tool": ({}, "s0__get.item", "DEF-5.1"),
@@ -306,6 +323,61 @@ def test_a_base_tool_named_like_a_tool_of_the_run_is_a_config_error(sut: Sut, fl
     server = _WITH_MAPPED if colliding == "s0__get.item" else _SERVER
     with fleets.serve(FleetSpec(servers=(server,)), {"s0": policy}) as served:
         _expect_collision_refused(sut, served, colliding, sentence)
+
+
+@clause("DEF-5.2", "DEF-5.3", "DEF-5.4")
+def test_a_base_tool_named_search_mcp_tools_without_the_discovery_tool_is_refused_or_kept(
+    sut: Sut, fleets: Fleets
+) -> None:
+    """No server in auto mode: no discovery tool to collide with. The run fails with a
+    configuration error naming it, or opens with the base tool as given (ID-15); a call by
+    its name then activates nothing and reaches no server."""
+    base = [{"name": DISCOVERY, "description": "A built-in search.", "inputSchema": {"type": "object"}}]
+    query = {"query": f"s0 {_NAMES[0]}", "server_ids": ["s0"]}
+    with fleets.serve(
+        FleetSpec(servers=(_SERVER,)), {"s0": {"mode": "allowlist", "allowedTools": _NAMES[:2]}}
+    ) as served:
+        case = served.describe() | {"baseTools": base, "call": query}
+
+        async def body() -> tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]] | OutcomeError:
+            try:
+                async with sut.open(open_params(served.servers, base)) as r:
+                    return await r.definitions(), await r.call(DISCOVERY, query), await r.definitions()
+            except OutcomeError as exc:
+                return exc
+
+        got = run(body())
+        reached = served.ledger().calls()
+    if isinstance(got, OutcomeError):
+        if got.kind != "config_error" or DISCOVERY not in got.message:
+            raise fail(
+                ("DEF-5.3",) if got.kind == "config_error" else ("DEF-5.2",),
+                f"the run with a base tool named {DISCOVERY} failed, but not with a config_error naming it",
+                expected=f"config_error naming {DISCOVERY!r}, or an open run",
+                observed=str(got),
+                case=case,
+            )
+        return
+    before, result, after = got
+    carried = [d for d in before if d["name"] == DISCOVERY]
+    if carried != base or after != before:
+        raise fail(
+            ("DEF-5.2",),
+            f"a run without the discovery tool did not keep the base tool {DISCOVERY} as given"
+            if carried != base
+            else f"a call to the base tool {DISCOVERY} changed the run's definitions",
+            expected={"base tool": base, "definitions after the call": names(before)},
+            observed={"named so": carried, "definitions after the call": names(after), "call": result},
+            case=case,
+        )
+    if reached:
+        raise fail(
+            ("DEF-5.4",),
+            "a call by a base tool's name reached an MCP server",
+            expected="no tools/call",
+            observed=portable(reached),
+            case=case,
+        )
 
 
 @clause("DEF-5.1", "DEF-5.3", "DEF-5.4")

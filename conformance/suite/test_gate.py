@@ -5,15 +5,17 @@ run going on after each of them."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import example, given
 
 from conformance import DriverSut, OutcomeError, Run, Sut, clause
-from conformance.suite._explore import BASES, FLEETS, STEPS, Steps, Trace, explore, plan
+from conformance.suite._explore import BASES, FLEETS, STEPS, Steps, Trace, explore
 from conformance.suite._fleets import Fleets
-from conformance.suite._strategies import FleetAndPolicies, examples
+from conformance.suite._named import ask_for
+from conformance.suite._preconditions import nothing_to_check, precondition
+from conformance.suite._strategies import FleetAndPolicies, examples, opening
 from conformance.suite._wire import (
     DISCOVERY,
     activated,
@@ -208,26 +210,62 @@ def test_without_the_discovery_tool_a_refusal_does_not_point_to_it(sut: Sut, fle
         )
 
 
-async def _call_last_discovered(r: Run, trace: Trace) -> tuple[str, dict[str, Any], dict[str, Any]] | None:
+@dataclasses.dataclass
+class _Executed:
+    """The discovered tool a run called after its discovery steps, or why there was none."""
+
+    #: A candidate asked for by name when the steps activated nothing, and whether DSC-5.8
+    #: made its activation due.
+    asked: str | None = None
+    due: bool = False
+    tool: str | None = None
+    arguments: dict[str, Any] = dataclasses.field(default_factory=dict)
+    result: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+async def _call_a_discovered_tool(r: Run, trace: Trace) -> _Executed:
+    """Call the last tool the steps activated. When they activated none, ask discovery for a
+    candidate of the run by its qualified name, scoped to its server, and call that."""
     discovered = [q for step in trace.steps for q in step.activated if q in trace.catalog]
+    done = _Executed()
     if not discovered:
-        return None
-    q = discovered[-1]
-    arguments = example_arguments(trace.catalog[q][1])
-    return q, arguments, await r.call(q, arguments)
+        candidate = trace.candidate(trace.mcp(await r.definitions()))
+        if candidate is None:
+            return done
+        done.asked, done.due = candidate
+        [asked] = await ask_for(r, [done.asked])
+        discovered = [q for q in activated(asked.result) if q in trace.catalog]
+        if not discovered:
+            return done
+    done.tool = discovered[-1]
+    done.arguments = example_arguments(trace.catalog[done.tool][1])
+    done.result = await r.call(done.tool, done.arguments)
+    return done
 
 
 @clause("GATE-3.1", "CAT-4.1", "CAT-4.2", "CAT-4.3")
 @examples(6)
 @given(FLEETS, BASES, STEPS)
+# A server of 20 tools leaves 8 candidates after the first round: naming one activates it.
+@example(
+    fleet=(FleetSpec(servers=(ServerSpec(id="s0", tool_count=20),)), {"s0": {}}), base_count=0, steps=[(0, 1, True)]
+)
 def test_a_discovered_tool_executes_with_its_arguments(
     sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int, steps: Steps
 ) -> None:
-    model = plan(fleet, base_count)
-    assume(model.error is None and model.discovery)
-    trace = explore(sut, fleets, fleet, base_count, steps, then=_call_last_discovered)
-    assume(trace.after is not None)  # nothing was discovered: nothing to execute
-    q, arguments, result = trace.after
+    fleet, base_count = opening(fleet, base_count, discovery=True)
+    trace = explore(sut, fleets, fleet, base_count, steps, then=_call_a_discovered_tool)
+    done: _Executed = trace.after
+    if done.tool is None:
+        if done.asked is None:
+            nothing_to_check("every eligible tool was active or out of room: there was nothing to discover")
+        precondition(
+            "DSC-5.8",
+            not done.due,
+            f"discovery did not activate {done.asked}, asked for by its qualified name on a server of few candidates",
+        )
+        nothing_to_check(f"discovery activated nothing, not even {done.asked} asked for by name (DSC-5.6 allows it)")
+    q, arguments, result = done.tool, done.arguments, done.result
     sid, tool = trace.catalog[q]
     calls = [c for c in trace.calls_after if c.get("name") == tool["name"]]
     elsewhere = [c for c in calls if c.get("server") != sid]
@@ -262,22 +300,23 @@ def test_a_tool_discovery_activated_runs_on_the_very_next_call(sut: Sut, fleets:
         cat = catalog(served.tools)
         case = served.describe()
 
-        async def body() -> tuple[str, dict[str, Any], dict[str, Any]] | None:
+        async def body() -> tuple[str, dict[str, Any], dict[str, Any]] | int:
             async with sut.open(open_params(served.servers)) as r:
                 left_out = sorted(set(cat) - set(names(await r.definitions())))
                 if not left_out or len(left_out) > 6:
-                    return None
+                    return len(left_out)
                 target = left_out[-1]
                 found = await r.call(DISCOVERY, {"query": target, "server_ids": ["s0"], "limit": 6})
                 arguments = example_arguments(cat[target][1])
                 return target, found, await r.call(target, arguments)
 
         outcome = run(body())
-    if outcome is None:
-        pytest.skip("the first round did not leave 1 to 6 tools out (SEL-1 judges that)")
+    if isinstance(outcome, int):
+        precondition("SEL-1.1", outcome > 0, "the first round left no tool of 16 out, past the cap of 12")
+        precondition("SEL-2.1", False, f"the first round left {outcome} of 16 tools out, short of 12")
+        return
     target, found, result = outcome
-    if target not in activated(found):
-        pytest.skip(f"discovery did not activate {target!r} (DSC-5.8 judges that)")
+    precondition("DSC-5.8", target in activated(found), f"discovery did not activate {target}, asked for by name")
     called = [c for c in served.ledger().calls() if c.get("name") == cat[target][1]["name"]]
     if result["isError"] or not called:
         raise fail(
@@ -341,4 +380,32 @@ def test_a_call_over_the_call_time_out_is_an_error_result_and_the_run_goes_on(su
     if after["isError"]:
         raise fail(
             ("GATE-4.4",), "after a call timed out, a quick call to another server failed", observed=after, case=case
+        )
+
+
+@clause("GATE-4.5")
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+def test_a_lone_surrogate_in_call_arguments_costs_the_run_no_server(
+    sut: Sut, fleets: Fleets, transport: Literal["http", "stdio"]
+) -> None:
+    """The surrogate goes in an argument of its own, so that the call is well formed otherwise."""
+    spec = FleetSpec(servers=(ServerSpec(id="s", tool_count=3),), seed=2)
+    with fleets.serve(spec, {"s": {"mode": "all"}}, transport=transport) as served:
+        first, second = served.tools["s"][:2]
+        odd_arguments = {**example_arguments(first), "note": "\ud800"}
+        case = served.describe() | {"call": {"name": f"s__{first['name']}", "arguments": odd_arguments}}
+
+        async def body() -> tuple[dict[str, Any], dict[str, Any]]:
+            async with sut.open(open_params(served.servers)) as r:
+                odd = await r.call(f"s__{first['name']}", odd_arguments)
+                return odd, await r.call(f"s__{second['name']}", example_arguments(second))
+
+        odd, after = run(body())
+    if after["isError"]:
+        raise fail(
+            ("GATE-4.5",),
+            f"after a call whose arguments held a lone surrogate ({transport}), the server's next call failed",
+            expected="the result of s__" + second["name"],
+            observed={"odd call": odd, "next call": after},
+            case=case,
         )

@@ -14,8 +14,9 @@ from conformance import OutcomeError, Run, Sut, clause
 from conformance.suite._explore import plan
 from conformance.suite._first_round import Opened, open_first_round, with_examples
 from conformance.suite._fleets import Fleets, tools_of
-from conformance.suite._oracle import DEFAULT_MAX_ACTIVE, ServerModel, read_only
-from conformance.suite._strategies import FleetAndPolicies, examples, fleets_with_policies
+from conformance.suite._preconditions import admitted, first_round_capped, read_only_applied
+from conformance.suite._predictions import DEFAULT_MAX_ACTIVE, ServerModel, read_only
+from conformance.suite._strategies import FleetAndPolicies, examples, fleets_with_policies, opening
 from conformance.suite._wire import (
     DISCOVERY,
     activated,
@@ -134,6 +135,19 @@ def _ineligible_to_call(m: ServerModel, tools: list[dict[str, Any]]) -> list[dic
     return list({t["name"]: t for t in picked}.values())
 
 
+def _blamed(sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, sid: str, tool: Any, *general: str) -> tuple[str, ...]:
+    """The sentences broken by a tool the policy of ``sid`` does not admit, active or run:
+    the read-only sentence alone when the SUT admits that tool under read-only wherever it
+    looks (its read-only handling is what broke, POL-5), else the ``general`` ones and the
+    sentence that excludes it."""
+    spec, policies = fleet
+    why = _why_not(policies.get(sid, {}), dict(tool))
+    server = next(s for s in spec.servers if s.id == sid)
+    if why.startswith("POL-5.") and tool["name"] in (admitted(sut, fleets, server, policies.get(sid, {})) or set()):
+        return (why,)
+    return (*general, why)
+
+
 def _executed(opened: Opened, qualified: str) -> list[dict[str, Any]]:
     sid, _, name = qualified.partition("__")
     return [c for c in opened.calls if c.get("server") == sid and c.get("name") == name]
@@ -158,7 +172,7 @@ def _executed(opened: Opened, qualified: str) -> list[dict[str, Any]]:
 @given(FLEETS, BASES)
 @with_examples(PINNED_AND_DENIED + DENIALS + READ_ONLY_MIXED + ALLOWLISTS)
 def test_only_eligible_tools_are_active(sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int) -> None:
-    policies = fleet[1]
+    fleet, base_count = opening(fleet, base_count)
     models = plan(fleet, base_count).servers
     ineligible = {
         f"{sid}__{t['name']}": t for sid, ts in tools_of(fleet[0]).items() for t in _ineligible_to_call(models[sid], ts)
@@ -168,6 +182,8 @@ def test_only_eligible_tools_are_active(sut: Sut, fleets: Fleets, fleet: FleetAn
         return {q: await r.call(q, example_arguments(t)) for q, t in ineligible.items()}
 
     opened = open_first_round(sut, fleets, fleet, base_count, then=call_them)
+    if isinstance(opened.got, OutcomeError):
+        read_only_applied(sut, fleets, *fleet)  # admitting writes makes more tools required
     defs = opened.definitions(("POL-1.1",))
     cat = catalog(opened.tools)
     for d in mcp_definitions(defs, opened.base):
@@ -176,7 +192,7 @@ def test_only_eligible_tools_are_active(sut: Sut, fleets: Fleets, fleet: FleetAn
         sid, tool = cat[d["name"]]
         if tool["name"] not in models[sid].eligible:
             raise fail(
-                ("POL-1.1", "POL-1.2", _why_not(policies.get(sid, {}), dict(tool))),
+                _blamed(sut, fleets, fleet, sid, tool, "POL-1.1", "POL-1.2"),
                 f"{d['name']} is in the definitions although the policy of {sid} does not admit it",
                 expected=f"eligible tools of {sid}: {models[sid].eligible}",
                 observed={"tool": tool["name"], "annotations": tool.get("annotations")},
@@ -187,7 +203,7 @@ def test_only_eligible_tools_are_active(sut: Sut, fleets: Fleets, fleet: FleetAn
         executed = _executed(opened, qualified)
         if executed or not result["isError"]:
             raise fail(
-                ("POL-1.1", "POL-1.3", _why_not(policies.get(sid, {}), dict(tool))),
+                _blamed(sut, fleets, fleet, sid, tool, "POL-1.1", "POL-1.3"),
                 f"a call to {qualified}, which the policy of {sid} does not admit, was not refused",
                 expected="an error result, and no tools/call",
                 observed={"result": result, "tools/call": portable(executed)},
@@ -208,6 +224,7 @@ def test_an_open_policy_restricts_nothing(sut: Sut, fleets: Fleets, fleet: Fleet
         s.id: {**policies.get(s.id, {}), "mode": "all", "sideEffects": "allow", "deniedTools": [], "maxActiveTools": 96}
         for s in spec.servers
     }
+    (spec, opened_policies), base_count = opening((spec, opened_policies), base_count)
     opened = open_first_round(sut, fleets, (spec, opened_policies), base_count)
     shown = set(names(opened.definitions(("POL-6.2",))))
     for sid, m in opened.model.servers.items():
@@ -247,13 +264,17 @@ def test_required_tools_are_all_active_or_the_run_is_a_selection_error(
     if opened.model.error is not None:
         finding = opened.refusal()
         if finding is not None:
+            read_only_applied(sut, fleets, *fleet)  # which tools are required rests on it
             raise finding
         return
+    if isinstance(opened.got, OutcomeError):
+        read_only_applied(sut, fleets, *fleet)
     defs = opened.definitions(("POL-6.2",))
     shown = set(names(defs))
     required = {f"{m.id}__{n}" for m in opened.model.servers.values() for n in m.required}
     missing = sorted(required - shown)
     if missing:
+        read_only_applied(sut, fleets, *fleet)
         ranked = sorted(set(names(mcp_definitions(defs, opened.base))) - required)
         raise fail(
             ("POL-6.3",) if ranked else ("POL-6.2",),
@@ -267,6 +288,7 @@ def test_required_tools_are_all_active_or_the_run_is_a_selection_error(
         for name in m.pinned_not_eligible:
             if f"{m.id}__{name}" in shown:
                 tool = next(t for t in opened.tools[m.id] if t["name"] == name)
+                read_only_applied(sut, fleets, *fleet)
                 raise fail(
                     ("POL-7.1", _pinned_why_not(fleet[1].get(m.id, {}), tool)),
                     f"{m.id}__{name} is pinned but not eligible, and it is active",
@@ -323,11 +345,14 @@ def test_required_tools_are_the_eligible_pinned_ones_and_every_eligible_one_outs
         return {t["name"]: await r.call(f"s0__{t['name']}", example_arguments(t)) for t in outside}
 
     opened = open_first_round(sut, fleets, fleet, 0, then=call_them)
+    if isinstance(opened.got, OutcomeError):
+        read_only_applied(sut, fleets, *fleet)  # admitting writes makes more tools required
     shown = names(mcp_definitions(opened.definitions((sentence,)), []))
     active = sorted(q.removeprefix("s0__") for q in shown)
     missing = sorted(set(m.required) - set(active))
     wrong = sorted(set(active) & set(m.pinned_not_eligible))
     if missing or wrong or (m.mode != "auto" and active != sorted(m.required)):
+        read_only_applied(sut, fleets, *fleet)
         raise fail(
             (sentence, "POL-6.2") if missing else (sentence,),
             "the first round does not hold exactly the required tools it must"
@@ -340,6 +365,7 @@ def test_required_tools_are_the_eligible_pinned_ones_and_every_eligible_one_outs
     for tool_name, result in opened.after.items():
         executed = _executed(opened, f"s0__{tool_name}")
         if executed or not result["isError"]:
+            read_only_applied(sut, fleets, *fleet)
             raise fail(
                 ("POL-1.3", sentence),
                 f"s0__{tool_name} is pinned but not eligible, and a call to it was not refused",
@@ -377,18 +403,21 @@ def test_discovery_never_activates_a_tool_the_policy_does_not_admit(sut: Sut, fl
     opened = open_first_round(sut, fleets, fleet, 0, then=ask_for_them)
     opened.definitions((sentence,))
     seen = sorted({q.removeprefix("s0__") for q in opened.after["activated"] + opened.after["active"]})
-    admitted = [n for n in seen if n not in m.eligible]
-    if admitted:
+    let_in = [n for n in seen if n not in m.eligible]
+    if let_in:
+        # Discovery is judged against the policy the SUT applies everywhere else.
+        read_only_applied(sut, fleets, *fleet)
         raise fail(
             (sentence,),
             "discovery activated tools the policy does not admit, asked for by their names",
             expected={"eligible": m.eligible},
-            observed={"not eligible, yet activated": admitted},
+            observed={"not eligible, yet activated": let_in},
             case=opened.case,
         )
     for tool_name, result in opened.after["calls"].items():
         executed = _executed(opened, f"s0__{tool_name}")
         if executed or not result["isError"]:
+            read_only_applied(sut, fleets, *fleet)
             raise fail(
                 ("POL-1.3",),
                 f"s0__{tool_name}, which the policy does not admit, executed after discovery asked for it",
@@ -420,6 +449,8 @@ def test_an_empty_allowed_tools_restricts_nothing_in_auto_mode(
 
     opened = open_first_round(sut, fleets, fleet, 0, then=discover_one)
     first = names(mcp_definitions(opened.definitions(("POL-4.3",)), []))
+    # Every tool is a candidate, so the first round's count is the cap's (SEL-1).
+    first_round_capped(model, opened.tools, first)
     if len(first) != model.mcp_count or not all(opened.after.values()):
         raise fail(
             ("POL-4.3",),

@@ -8,6 +8,11 @@ applicable.
 
 from __future__ import annotations
 
+import os
+import signal
+import socket
+import sys
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -18,8 +23,8 @@ from conformance import DriverSut, Nonconformance, Sut, clause
 from conformance._channel import ChannelError, RawChannel
 from conformance._protocol import PROTOCOL_VERSION, reply_problem
 from conformance.suite._fleets import Fleet, Fleets
-from conformance.suite._wire import DISCOVERY, base_tools, catalog, fail, names, open_params, portable
-from mock_servers import FleetSpec, ServerSpec, example_arguments
+from conformance.suite._wire import DISCOVERY, base_tools, catalog, fail, names, open_params, portable, run
+from mock_servers import Faults, FleetSpec, ServerSpec, example_arguments
 
 INITIALIZE: dict[str, Any] = {"protocolVersion": PROTOCOL_VERSION}
 FLEET = FleetSpec(servers=(ServerSpec(id="s0", tool_count=20),), seed=11)
@@ -213,6 +218,8 @@ def test_invalid_params_are_refused_with_invalid_params_and_have_no_effect(sut: 
             ("run.call", {"runId": run_id, "arguments": {}}),
             ("run.call", {"runId": run_id, "name": 7, "arguments": {}}),
             ("run.call", {"runId": run_id, "name": DISCOVERY, "arguments": "find issues"}),
+            # null is not a left-out object (P25).
+            ("run.call", {"runId": run_id, "name": DISCOVERY, "arguments": None}),
             ("run.request", {"runId": run_id, "extraTools": "none"}),
             ("run.close", {"runId": [run_id]}),
         ]
@@ -235,6 +242,15 @@ def test_invalid_params_are_refused_with_invalid_params_and_have_no_effect(sut: 
         channel.result("close", "run.close", {"runId": run_id})
 
 
+# How to comply (P11), said in every PRO-5 finding: many JSON-RPC libraries run a
+# notification's handler, as JSON-RPC 2.0 servers do for the notifications they offer.
+_NOT_A_REQUEST = (
+    " (P11: the protocol has no notifications; answer and execute only messages with an 'id'. "
+    "With a library that runs notification handlers, such as json-rpc-2.0's JSONRPCServer.receive "
+    "or Python's jsonrpcserver.dispatch, drop every message without an 'id' before dispatching it.)"
+)
+
+
 @clause("PRO-5.1", "PRO-5.2")
 def test_a_notification_gets_no_reply_and_has_no_effect(sut: Sut, fleets: Fleets) -> None:
     with fleets.serve(FLEET) as served, _channel(sut, "PRO-5") as channel:
@@ -247,12 +263,14 @@ def test_a_notification_gets_no_reply_and_has_no_effect(sut: Sut, fleets: Fleets
         channel.send(*notifications, _request("after", "initialize", INITIALIZE))
         reply = channel.read("initialize (id 'after'), written after four notifications")
         if not isinstance(reply, dict) or reply.get("id") != "after":
-            raise channel.fail("a notification was answered", expected="the reply to id 'after'", observed=reply)
+            raise channel.fail(
+                "a notification was answered" + _NOT_A_REQUEST, expected="the reply to id 'after'", observed=reply
+            )
         if "result" not in reply:
             raise channel.fail("initialize after the notifications failed", observed=reply)
         if _listings(served) != 0:
             raise channel.fail(
-                "a run.open sent as a notification reached the server",
+                "a run.open sent as a notification reached the server" + _NOT_A_REQUEST,
                 expected="no listing",
                 observed=served.ledger().summary(),
             )
@@ -264,12 +282,15 @@ def test_a_notification_gets_no_reply_and_has_no_effect(sut: Sut, fleets: Fleets
         reply = channel.reply("still open", "run.definitions", {"runId": run_id})
         if "result" not in reply:
             raise channel.fail(
-                "a run.close sent as a notification closed the run", expected="the run's definitions", observed=reply
+                "a run.close sent as a notification closed the run" + _NOT_A_REQUEST,
+                expected="the run's definitions",
+                observed=reply,
             )
         channel.result("close", "run.close", {"runId": run_id})
         if _listings(served) != 1:
             raise channel.fail(
-                "the server was listed more than once for one run.open request: the notification ran too",
+                "the server was listed more than once for one run.open request: the notification ran too"
+                + _NOT_A_REQUEST,
                 expected="exactly one listing",
                 observed=served.ledger().summary(),
             )
@@ -367,10 +388,104 @@ def test_after_shutdown_the_driver_and_the_servers_it_started_have_ended(sut: Su
             )
 
 
+# How long a driver has to exit after SIGTERM, a request still in flight.
+SIGNAL_GRACE = 5.0
+
+
+@clause("PRO-7.2")
+def test_sigterm_with_a_run_open_in_flight_ends_the_driver_and_the_servers_it_started(sut: Sut, fleets: Fleets) -> None:
+    spec = FleetSpec(servers=(ServerSpec(id="stuck", tool_count=3, faults=Faults(hang_on_list=0)),))
+    with fleets.serve(spec, transport="stdio") as served, _channel(sut, "PRO-7.2") as channel:
+        # A listing that never ends, under a list time-out far beyond the wait: run.open is in flight.
+        channel.send(_request(1, "run.open", open_params(served.servers) | {"listTimeoutSeconds": 3600}))
+        deadline = time.monotonic() + channel.channel.timeout
+        while not served.ledger().faults("stuck", "hang_on_list"):
+            if time.monotonic() > deadline:
+                raise channel.fail(
+                    f"run.open did not reach the server's listing within {channel.channel.timeout:g} s",
+                    expected="a tools/list request to the server",
+                    observed=served.ledger().summary(),
+                )
+            time.sleep(0.05)
+        os.kill(channel.channel.pid, signal.SIGTERM)
+        if channel.channel.exit_code(SIGNAL_GRACE) is None:
+            raise channel.fail(
+                f"the driver still runs {SIGNAL_GRACE:g} s after SIGTERM, with a run.open in flight",
+                expected="exit",
+            )
+        alive = served.processes_alive(SIGNAL_GRACE)
+        if alive:
+            raise channel.fail(
+                "stdio servers the driver started still run after SIGTERM ended it",
+                expected=[],
+                observed=portable(alive),
+            )
+
+
+# The handshake bound the check asks for (connectTimeoutSeconds), and how long past it a
+# driver may take to answer: a server that never answered gets a grace to leave, then a signal.
+HANDSHAKE_LIMIT = 1
+HANDSHAKE_SLACK = 10.0
+# Reads its input and never writes a byte.
+SILENT = "import sys; sys.stdin.buffer.read()"
+
+
+@contextmanager
+def _black_hole() -> Iterator[str]:
+    """An HTTP URL whose port accepts connections (the kernel's backlog) and never answers."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"
+
+
+@clause("PRO-9.1", "PRO-9.2")
+def test_a_server_that_never_completes_the_handshake_fails_run_open_and_the_driver_goes_on(sut: Sut) -> None:
+    with _black_hole() as url, _channel(sut, "PRO-9.1") as channel:
+        servers = {
+            "a stdio server that never answers": {"type": "stdio", "command": sys.executable, "args": ["-c", SILENT]},
+            "an HTTP endpoint that never replies": {"type": "http", "url": url},
+        }
+        for i, (what, transport) in enumerate(servers.items()):
+            params = {
+                "servers": [{"id": "mute", "transport": transport}],
+                "connectTimeoutSeconds": HANDSHAKE_LIMIT,
+                "listTimeoutSeconds": HANDSHAKE_LIMIT,
+            }
+            started = time.monotonic()
+            reply = channel.reply(i, "run.open", params)
+            took = time.monotonic() - started
+            error = reply.get("error")
+            if not isinstance(error, dict):
+                error = {}
+            data = error.get("data")
+            if (
+                not isinstance(data, dict)
+                or error.get("code") != -32000
+                or data.get("kind") != "connection_error"
+                or "mute" not in str(error.get("message"))
+            ):
+                raise channel.fail(
+                    f"run.open with {what} was not refused as a connection error naming the server",
+                    expected="code -32000, data.kind connection_error, a message naming 'mute'",
+                    observed=reply,
+                )
+            if took > HANDSHAKE_LIMIT + HANDSHAKE_SLACK:
+                case = {"exchange": channel.exchange[-12:], "stderr": channel.channel.stderr_tail()[-2000:]}
+                raise fail(
+                    ("PRO-9.2",),
+                    f"run.open with {what} failed only after {took:.1f} s, although connectTimeoutSeconds was "
+                    f"{HANDSHAKE_LIMIT}",
+                    expected=f"a connection_error within about {HANDSHAKE_LIMIT} s",
+                    observed=f"{took:.1f} s",
+                    case=case,
+                )
+            channel.still_serving(f"run.open with {what}")
+
+
 @clause("RNK-9.1")
-@pytest.mark.asyncio
-async def test_initialize_claims_the_core_profile(sut: Sut) -> None:
-    implementation = await sut.initialize()
+def test_initialize_claims_the_core_profile(sut: Sut) -> None:
+    implementation = run(sut.initialize())
 
     assert "core" in implementation.profiles, (
         f"{implementation.name} {implementation.version} claims {list(implementation.profiles)}; "

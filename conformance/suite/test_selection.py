@@ -7,18 +7,20 @@ import dataclasses
 from typing import Any
 
 import pytest
-from hypothesis import assume, example, given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from conformance import OutcomeError, Sut, clause
 from conformance.suite._explore import BASES as DISCOVERY_BASES
 from conformance.suite._explore import FLEETS as DISCOVERY_FLEETS
-from conformance.suite._explore import STEPS, Steps, Trace, explore, plan, saturating_steps
+from conformance.suite._explore import STEPS, Steps, Trace, explore, saturating_steps
 from conformance.suite._first_round import open_first_round, with_examples
 from conformance.suite._fleets import Fleets, tools_of
 from conformance.suite._named import ask_for, plain_server
-from conformance.suite._oracle import first_round
-from conformance.suite._strategies import FleetAndPolicies, examples, fleets_with_policies
+from conformance.suite._preconditions import first_round_capped, policy_applied, read_only_applied
+from conformance.suite._predictions import first_round
+from conformance.suite._strategies import FleetAndPolicies, examples, fleets_with_policies, opening
+from conformance.suite._vectors import Diagnosis
 from conformance.suite._wire import (
     DISCOVERY,
     base_tools,
@@ -77,12 +79,14 @@ OVER_FAIRNESS_CAP = [
     (_auto(13), 0),
     (_auto(12), 0),
 ]
-# Required tools against the cap: max(required, min(12, maxActiveTools)).
+# Required tools against the cap: max(required, min(12, maxActiveTools)), or, where the cap
+# counts only ranked tools, min(maxActiveTools, required + 12) (ID-10).
 REQUIRED_AND_CAP = [
     (_pinning(13, 20, maxActiveTools=20), 0),  # 13 pinned: the cap is 13, nothing ranked
     (_pinning_beside(13, 20, 5, maxActiveTools=20), 0),  # the same while the walk takes s1's tools
     (_pinning(12, 20, maxActiveTools=20), 0),  # 12 pinned: the cap is 12, nothing ranked
-    (_pinning(5, 30), 0),  # 5 pinned and 7 ranked: the pinned tools count against the 12
+    (_pinning(5, 30), 0),  # 5 pinned and 7 ranked: the pinned tools count against the 12 (or 12 ranked)
+    (_pinning(5, 30, maxActiveTools=14), 0),  # 5 pinned and 7 ranked, or 9 where maxActiveTools binds
     (_auto(20, mode="all", maxActiveTools=20), 0),  # not auto: its 20 required tools, nothing ranked
     (_auto(20, 20, mode="allowlist", allowedTools=[]), 0),  # not auto, nothing required: nothing at all
     ((_auto(10, 10)[0], {"s0": {"maxActiveTools": 0}, "s1": {}}), 0),  # maxActiveTools 0 and 1
@@ -103,18 +107,28 @@ def _cap_sentence(model_capacity: int, max_active: int, required: int, max_zero:
 def test_first_round_fills_to_the_policy_determined_count(
     sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int
 ) -> None:
+    fleet, base_count = opening(fleet, base_count)
     opened = open_first_round(sut, fleets, fleet, base_count)
+    if isinstance(opened.got, OutcomeError):
+        read_only_applied(sut, fleets, *fleet)  # admitting writes makes more tools required
     mcp = mcp_definitions(opened.definitions(("SEL-2.1",)), opened.base)
+    # The counts below are those of the policy applied: a tool it does not admit breaks POL first.
+    policy_applied(sut, fleets, *fleet, opened.model, names(mcp))
     per_server: dict[str, int] = {}
     for d in mcp:
         sid = str(d["name"]).split("__", 1)[0]
         per_server[sid] = per_server.get(sid, 0) + 1
+    # SEL-1.1's cap of 12 counts the required tools (the oracle's model) or only the ranked
+    # ones (ID-10): a server may reach the larger of the two caps, and the whole round must
+    # be the one of either reading.
+    ranked_only = first_round(opened.tools, fleet[1], base_count, cap_counts_required=False)
     for sid, m in opened.model.servers.items():
-        if per_server.get(sid, 0) > m.first_round_cap:
+        if per_server.get(sid, 0) > max(m.first_round_cap, ranked_only.servers[sid].first_round_cap):
             raise fail(
                 (_cap_sentence(opened.model.capacity, m.max_active, len(m.required), m.max_active == 0),),
                 f"{sid} has more first-round tools than its fairness cap",
-                expected=f"<= max(required {len(m.required)}, min(12, maxActiveTools {m.max_active}))",
+                expected=f"<= max(required {len(m.required)}, min(12, maxActiveTools {m.max_active})), or "
+                f"min(maxActiveTools, required + 12) where the cap counts only ranked tools (ID-10)",
                 observed=per_server.get(sid, 0),
                 case=opened.case,
             )
@@ -126,12 +140,30 @@ def test_first_round_fills_to_the_policy_determined_count(
                 observed=per_server.get(sid, 0),
                 case=opened.case,
             )
-    if len(mcp) != opened.model.mcp_count:
+    readings = (opened.model, ranked_only)
+    if len(mcp) not in {model.mcp_count for model in readings}:
         raise fail(
             ("SEL-2.1", "SEL-2.2"),
             "the first round did not fill to the count policy and budgets determine",
-            expected=opened.model.mcp_count,
+            expected=opened.model.mcp_count
+            if opened.model.mcp_count == ranked_only.mcp_count
+            else {
+                "cap counting required tools": opened.model.mcp_count,
+                "cap counting ranked ones": ranked_only.mcp_count,
+            },
             observed={"count": len(mcp), "active": names(mcp)},
+            case=opened.case,
+        )
+    if not any(
+        len(mcp) == model.mcp_count
+        and all(per_server.get(sid, 0) <= m.first_round_cap for sid, m in model.servers.items())
+        for model in readings
+    ):
+        raise fail(
+            ("SEL-1.1",),
+            "the first round takes as many tools as one reading of the cap of 12 and spreads them as the other",
+            expected="one reading for every server (ID-10)",
+            observed=per_server,
             case=opened.case,
         )
 
@@ -170,6 +202,8 @@ def test_tools_are_taken_whatever_they_score(sut: Sut, fleets: Fleets, name: str
     if isinstance(got, OutcomeError):
         raise fail(("SEL-2.1",), "run.open refused a run that fits every budget", observed=str(got), case=case)
     mcp = names(mcp_definitions(got, names(base)))
+    # A server past its cap takes a place the count gives another tool: SEL-1 broke first.
+    first_round_capped(first_round(tools_of(spec), {}, base_count), tools_of(spec), mcp)
     if len(mcp) != expected:
         raise fail(
             ("SEL-2.2",),
@@ -209,8 +243,7 @@ def _check_max_active(trace: Trace) -> None:
 def test_no_server_passes_its_max_active_tools(
     sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int, steps: Steps
 ) -> None:
-    model = plan(fleet, base_count)
-    assume(model.error is None and model.discovery)
+    fleet, base_count = opening(fleet, base_count, discovery=True)
     _check_max_active(explore(sut, fleets, fleet, base_count, steps))
 
 
@@ -306,6 +339,9 @@ def test_required_tools_are_checked_against_max_active_tools_when_the_run_opens(
     with fleets.serve(spec, policies) as served:
         case = served.describe()
         got = run(refusal_or(sut, open_params(served.servers)))
+        model = first_round(served.tools, served.policies, 0)
+    if isinstance(got, OutcomeError) and model.refused_for_a_pin(got.kind, got.message):
+        return  # the other reading of POL-7 (ID-9): refused for the pin its policy excludes
     if must_open and isinstance(got, OutcomeError):
         raise fail(("SEL-3.2",), "required tools within maxActiveTools were refused", observed=str(got), case=case)
     if not must_open and not (isinstance(got, OutcomeError) and got.kind == "selection_error"):
@@ -333,9 +369,15 @@ def _explicit(server: ServerSpec, reverse: bool) -> ServerSpec:
     return dataclasses.replace(server, tool_count=0, tools=tuple(tools))
 
 
-@clause("SEL-4.1", "SEL-4.2", "SEL-4.3")
+# Three servers of equal tools and a first-round capacity of 5: which five the first round
+# takes is decided by ties, never by where a server or a tool stands in the configuration.
+_CROWDED = FleetSpec(servers=tuple(ServerSpec(id=f"s{i}", tool_count=8) for i in range(3)), seed=3)
+
+
+@clause("SEL-4.1", "SEL-4.2", "SEL-4.3", "SEL-4.5")
 @examples(8)
 @given(fleet_specs(min_servers=2, max_servers=4, min_tools=5, max_tools=25), st.text(max_size=30), st.integers(0, 3))
+@example(spec=_CROWDED, message="", base_count=90)
 def test_same_input_same_definitions_whatever_the_order(
     sut: Sut, fleets: Fleets, spec: FleetSpec, message: str, base_count: int
 ) -> None:
@@ -362,13 +404,34 @@ def test_same_input_same_definitions_whatever_the_order(
 
         first, again, by_server, by_listing = run(body())
         case = {"fleet": a.describe(), "userMessage": message, "baseTools": base_count}
-    for sentence, other, what in (
-        ("SEL-4.1", again, "the same input gave different definitions"),
-        ("SEL-4.2", by_server, "reordering the servers changed the definitions"),
-        ("SEL-4.3", by_listing, "reordering the tools in the listings changed the definitions"),
-    ):
-        if names(first) != names(other) or (sentence == "SEL-4.1" and first != other):
-            raise fail((sentence,), what, expected=names(first), observed=names(other), case=case)
+    if first != again:
+        raise fail(
+            ("SEL-4.1",),
+            "the same input gave different definitions",
+            expected=names(first),
+            observed=names(again),
+            case=case,
+        )
+    reordered = (("SEL-4.2", by_server, "the servers"), ("SEL-4.3", by_listing, "the tools in the listings"))
+    for sentence, other, what in reordered:
+        if sorted(names(first)) != sorted(names(other)):
+            raise fail(
+                (sentence,),
+                f"reordering {what} changed which tools are active",
+                expected=sorted(set(names(first)) - set(names(other))),
+                observed={"active instead": sorted(set(names(other)) - set(names(first)))},
+                case=case,
+            )
+    # The order itself is the implementation's (ID-1); keeping it is recommended.
+    for _, other, what in reordered:
+        if names(first) != names(other):
+            raise fail(
+                ("SEL-4.5",),
+                f"reordering {what} changed the order of the definitions",
+                expected=names(first),
+                observed=names(other),
+                case=case,
+            )
 
 
 @clause("SEL-4.4")
@@ -413,6 +476,8 @@ def test_worked_example(sut: Sut, fleets: Fleets) -> None:
         case = served.describe() | {"baseTools": 3}
     mcp = names(mcp_definitions(defs, names(base)))
     per = {s.id: sum(1 for n in mcp if n.startswith(s.id + "__")) for s in spec.servers}
+    # More than 12 tools of a server is the cap of SEL-1 broken, not the example.
+    first_round_capped(first_round(tools_of(spec), {}, 3), tools_of(spec), mcp)
     if len(defs) != 52 or len(mcp) != 48 or set(per.values()) != {12} or DISCOVERY not in names(defs):
         raise fail(
             ("SEL-6.1",),
@@ -533,15 +598,32 @@ FIRST_ROUND_CASES: dict[str, tuple[dict[str, list[ToolSpec]], dict[str, Any], in
 }
 
 
-@clause("SEL-5.1", "SEL-5.2")
+# The ranking sentences these cases rely on, and those their isolating lexical vectors
+# assume: a case that differs while the vectors find one of them broken is blamed on it.
+FIRST_ROUND_RELIES_ON = (
+    *("RNK-1.1", "RNK-1.3", "RNK-2.1", "RNK-2.2", "RNK-4.1", "RNK-6.2", "RNK-6.3", "RNK-6.4", "RNK-6.6"),
+    *("RNK-8.1", "DSC-10.2", "DSC-10.3"),
+)
+
+
+@clause("SEL-5.1", "SEL-5.2", *FIRST_ROUND_RELIES_ON)
 @pytest.mark.parametrize("name", sorted(FIRST_ROUND_CASES))
-def test_the_first_round_walks_one_global_ranking(sut: Sut, fleets: Fleets, name: str) -> None:
+def test_the_first_round_walks_one_global_ranking(
+    sut: Sut, fleets: Fleets, vector_diagnosis: Diagnosis, name: str
+) -> None:
     servers, policies, base, user, expected, sentence = FIRST_ROUND_CASES[name]
     got, case = _first_round_names(sut, fleets, servers, policies, base, user)
+    tools = tools_of(
+        FleetSpec(servers=tuple(ServerSpec(id=sid, tool_count=0, tools=tuple(ts)) for sid, ts in servers.items()))
+    )
+    # The walk skips a server at its cap: a server past it broke SEL-1 first.
+    first_round_capped(first_round(tools, policies, base), tools, got)
     if got != expected:
+        explained = vector_diagnosis.explain(FIRST_ROUND_RELIES_ON)
         raise fail(
-            (sentence,),
-            "the first round did not take the tools one global ranking gives",
+            explained or (sentence,),
+            "the first round did not take the tools one global ranking gives"
+            + (f"; the lexical vectors find {', '.join(explained)} broken, which accounts for it" if explained else ""),
             expected=sorted(expected),
             observed=sorted(got),
             case=case,

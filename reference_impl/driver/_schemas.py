@@ -15,9 +15,11 @@ from typing import Any
 
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
-__all__ = ["ParamsProblem", "params_problem"]
+__all__ = ["METHODS", "ParamsProblem", "params_problem", "preload"]
 
 _LIMIT = 200
+#: The protocol's methods, each with a params schema.
+METHODS = ("initialize", "run.open", "run.definitions", "run.call", "run.request", "run.close", "shutdown")
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,3 +49,9 @@ def params_problem(method: str, params: Any) -> ParamsProblem | None:
     if len(message) > _LIMIT:
         message = message[: _LIMIT - 1] + "…"
     return ParamsProblem(errors[0].json_path, message)
+
+
+def preload() -> None:
+    """Read every method's schema now, so that checking params later opens no file."""
+    for method in METHODS:
+        _validator(method)

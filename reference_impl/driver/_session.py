@@ -3,23 +3,29 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+from .._bounds import shown
 from .._config import HttpTarget, ServerConfig, StdioTarget, Target, ToolPolicy, check_server_id
+from .._connections import DEFAULT_CONNECT_TIMEOUT
+from .._errors import ServerConnectionError
 from .._loop import assemble_request
 from .._ranking import LexicalRanker, Ranker
 from .._toolset import DEFAULT_LIST_TIMEOUT, AdaptiveToolset, open_toolset
-from ._schemas import params_problem
+from ._schemas import params_problem, preload
 
-__all__ = ["DEFAULT_CALL_TIMEOUT", "DriverError", "ReferenceDriver", "check_params"]
+__all__ = ["DEFAULT_CALL_TIMEOUT", "MAX_RUNS", "DriverError", "ReferenceDriver", "check_params"]
 
 PROTOCOL_VERSION = "1"
 #: Seconds one MCP tool call may take when ``run.open`` sets no ``callTimeoutSeconds``.
 DEFAULT_CALL_TIMEOUT = 20.0
+#: Runs one driver keeps open (or opening) at once; ``run.open`` beyond it is a connection error.
+MAX_RUNS = 1024
 
 
 class DriverError(Exception):
@@ -66,7 +72,7 @@ def parse_servers(servers: Sequence[Mapping[str, Any]]) -> list[ServerConfig]:
         # A policy error names the server by id as well, so that it reads without counting.
         sid = server.get("id")
         policy = ToolPolicy.from_wire(
-            server.get("policy"), f"{where} ({sid!r}).policy" if isinstance(sid, str) else f"{where}.policy"
+            server.get("policy"), f"{where} ({shown(sid)}).policy" if isinstance(sid, str) else f"{where}.policy"
         )
         # A bad id is a configuration error (R7), not a protocol error.
         server_id = check_server_id(server.get("id"), f"{where}.id")
@@ -88,6 +94,17 @@ class _Run:
     toolset: AdaptiveToolset
     stop: asyncio.Event
     task: asyncio.Task[None]
+    #: Requests of one run take effect one at a time, in the order they arrived.
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+@dataclass(slots=True)
+class _Opening:
+    """A run whose servers are being connected: its supervisor and what it will hand over."""
+
+    stop: asyncio.Event
+    task: asyncio.Task[None]
+    ready: asyncio.Future[AdaptiveToolset]
 
 
 def _package_version() -> str:
@@ -97,11 +114,17 @@ def _package_version() -> str:
         return "0+unknown"
 
 
+def _seconds(params: Mapping[str, Any], field_name: str, default: float) -> float:
+    return float(params.get(field_name, default))
+
+
 class ReferenceDriver:
     """The reference implementation, answering the driver protocol's methods.
 
     Every method checks its params against the protocol's schema first, so the in-process
-    driver refuses exactly what the stdio driver refuses.
+    driver refuses exactly what the stdio driver refuses. Methods may run concurrently:
+    requests naming one run take effect one at a time in the order they were made, and a
+    request naming a run still being opened waits for it.
     """
 
     def __init__(
@@ -110,12 +133,21 @@ class ReferenceDriver:
         ranker: Ranker | None = None,
         list_timeout: float = DEFAULT_LIST_TIMEOUT,
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        max_runs: int = MAX_RUNS,
     ) -> None:
         self.ranker = ranker or LexicalRanker()
         self.list_timeout = list_timeout
         self.call_timeout = call_timeout
+        self.connect_timeout = connect_timeout
+        self.max_runs = max_runs
         self._runs: dict[str, _Run] = {}
+        self._opening: dict[str, _Opening] = {}
         self._ids = itertools.count(1)
+        # Read now what later requests need from files: with every descriptor in use
+        # (a flood of stdio servers) they must still be answered.
+        preload()
+        self._version = _package_version()
 
     async def initialize(self, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
         params = _as_json(params or {})
@@ -123,12 +155,12 @@ class ReferenceDriver:
         requested = params.get("protocolVersion", PROTOCOL_VERSION)
         if requested != PROTOCOL_VERSION:
             raise _invalid(
-                f"protocolVersion {requested!r:.80} is not supported; this driver speaks {PROTOCOL_VERSION!r}"
+                f"protocolVersion {shown(requested)} is not supported; this driver speaks {PROTOCOL_VERSION!r}"
             )
         profiles = ["core", "lexical"] if self.ranker.name == "lexical" else ["core"]
         return {
             "name": "reference_impl",
-            "version": _package_version(),
+            "version": self._version,
             "profiles": profiles,
             "protocolVersion": PROTOCOL_VERSION,
         }
@@ -137,6 +169,10 @@ class ReferenceDriver:
         params = _as_json(params)
         check_params("run.open", params)
         servers = parse_servers(params.get("servers", []))
+        if len(self._runs) + len(self._opening) >= self.max_runs:
+            raise ServerConnectionError(
+                f"this driver has {self.max_runs} runs open, its limit; close a run (run.close) before opening another"
+            )
         base = params.get("baseTools", [])
         ready: asyncio.Future[AdaptiveToolset] = asyncio.get_running_loop().create_future()
         stop = asyncio.Event()
@@ -149,50 +185,95 @@ class ReferenceDriver:
                     user_message=params.get("userMessage", ""),
                     system_prompt=params.get("systemPrompt", ""),
                     ranker=self.ranker,
-                    list_timeout=float(params.get("listTimeoutSeconds", self.list_timeout)),
-                    call_timeout=float(params.get("callTimeoutSeconds", self.call_timeout)),
+                    list_timeout=_seconds(params, "listTimeoutSeconds", self.list_timeout),
+                    call_timeout=_seconds(params, "callTimeoutSeconds", self.call_timeout),
+                    connect_timeout=_seconds(params, "connectTimeoutSeconds", self.connect_timeout),
                 ) as toolset:
                     ready.set_result(toolset)
                     await stop.wait()
             except Exception as error:
                 if not ready.done():
                     ready.set_exception(error)
+            finally:
+                if not ready.done():  # cancelled while opening: the driver is closing
+                    ready.set_exception(
+                        ServerConnectionError("the run was closed while its servers were being connected")
+                    )
 
-        task = asyncio.create_task(supervise())
+        # The id is taken now, so that a request naming it, made while it opens, waits for it.
+        run_id = f"run-{next(self._ids)}"
+        opening = _Opening(stop=stop, task=asyncio.create_task(supervise()), ready=ready)
+        self._opening[run_id] = opening
         try:
             toolset = await ready
-        except Exception:
-            await task  # the supervisor has closed every connection by now
+        except BaseException:
+            if ready.cancelled():  # this request itself was cancelled, and the wait with it: stop opening
+                opening.task.cancel()
+            await asyncio.wait([opening.task])  # the supervisor has closed every connection by now
             raise
-        run_id = f"run-{next(self._ids)}"
-        self._runs[run_id] = _Run(toolset=toolset, stop=stop, task=task)
+        finally:
+            del self._opening[run_id]
+        self._runs[run_id] = _Run(toolset=toolset, stop=stop, task=opening.task)
         return run_id
 
     def _run(self, method: str, params: dict[str, Any]) -> _Run:
         check_params(method, params)
         run = self._runs.get(params["runId"])
         if run is None:
-            raise DriverError("unknown_run", f"no open run with runId {params['runId']!r:.80}")
+            raise DriverError("unknown_run", f"no open run with runId {shown(params['runId'])}")
         return run
 
+    async def _settled(self, run_id: Any) -> None:
+        """Wait until a run of this id that is being opened has opened or failed."""
+        opening = self._opening.get(run_id) if isinstance(run_id, str) else None
+        if opening is not None:
+            with contextlib.suppress(BaseException):
+                await asyncio.shield(opening.ready)
+
     async def definitions(self, run_id: Any) -> list[dict[str, Any]]:
-        return self._run("run.definitions", {"runId": run_id}).toolset.request_definitions()
+        await self._settled(run_id)
+        run = self._run("run.definitions", {"runId": run_id})
+        async with run.lock:
+            return run.toolset.request_definitions()
 
     async def call(self, run_id: Any, name: Any, arguments: Any = None) -> dict[str, Any]:
+        await self._settled(run_id)
         params = {"runId": run_id, "name": name, "arguments": _as_json({} if arguments is None else arguments)}
-        return await self._run("run.call", params).toolset.call(name, params["arguments"])
+        run = self._run("run.call", params)
+        async with run.lock:
+            return await run.toolset.call(name, params["arguments"])
 
     async def request(self, run_id: Any, extra_tools: Any = ()) -> list[dict[str, Any]]:
+        await self._settled(run_id)
         params = {"runId": run_id, "extraTools": _as_json(extra_tools)}
         run = self._run("run.request", params)
-        return assemble_request(run.toolset.request_definitions(), params["extraTools"])
+        async with run.lock:
+            return assemble_request(run.toolset.request_definitions(), params["extraTools"])
 
     async def close_run(self, run_id: Any) -> None:
+        await self._settled(run_id)
         run = self._run("run.close", {"runId": run_id})
-        del self._runs[run_id]
-        run.stop.set()
-        await run.task
+        async with run.lock:
+            if self._runs.get(run_id) is not run:  # closed while this request waited its turn
+                raise DriverError("unknown_run", f"no open run with runId {shown(run_id)}")
+            del self._runs[run_id]
+            run.stop.set()
+            await asyncio.wait([run.task])
 
     async def aclose(self) -> None:
-        for run_id in list(self._runs):
-            await self.close_run(run_id)
+        """Close every run at once, and stop opening the ones still being opened."""
+        runs, opening = list(self._runs.values()), list(self._opening.values())
+        self._runs.clear()
+        for run in runs:
+            run.stop.set()
+        for started in opening:
+            if not started.ready.done():
+                started.task.cancel()
+        tasks = [run.task for run in runs] + [started.task for started in opening]
+        failures = [
+            outcome
+            for outcome in await asyncio.gather(*tasks, return_exceptions=True)
+            if isinstance(outcome, Exception)
+        ]
+        if failures:
+            raise failures[0]

@@ -11,12 +11,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from syrupy.assertion import SnapshotAssertion
+from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 FAKE_DRIVER = Path(__file__).with_name("fake_driver.py")
-# The ini of projects run by pytester; their in-process runs import the plugin's package
-# before pytest could rewrite its asserts.
+# The ini of projects run by pytester: they ask for the conformance plugin (installing the
+# package does not load it); their in-process runs import the plugin's package before
+# pytest could rewrite its asserts.
 INI = (
-    "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
+    "[pytest]\naddopts = -p conformance.plugin\nasyncio_default_fixture_loop_scope = function\n"
     "filterwarnings = ignore:Module already imported:pytest.PytestAssertRewriteWarning\n"
 )
 
@@ -76,3 +79,19 @@ def fake_driver_argv() -> Callable[..., list[str]]:
         return [sys.executable, str(FAKE_DRIVER), mode]
 
     return argv
+
+
+class TextSnapshot(SingleFileSnapshotExtension):
+    """One readable file per snapshot, named for the test."""
+
+    _write_mode = WriteMode.TEXT
+
+    @classmethod
+    def get_snapshot_name(cls, *, test_location, index):  # type: ignore[no-untyped-def,override]
+        return str(super().get_snapshot_name(test_location=test_location, index=index))
+
+
+@pytest.fixture
+def text_snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
+    """A snapshot kept as a plain text file in ``__snapshots__/<test module>/``."""
+    return snapshot.use_extension(TextSnapshot)

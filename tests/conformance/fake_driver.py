@@ -5,7 +5,9 @@ Started as ``python fake_driver.py [MODE]``. Modes decide how it starts:
 once), ``bad-initialize`` (answers initialize with a wrong shape), ``protocol-2`` (claims
 protocol version 2), ``stubborn`` (ignores ``shutdown`` and SIGTERM), ``crash-on-open``
 (every ``run.open`` crashes it), ``hang-on-open`` (every ``run.open`` hangs), ``escape``
-(starts a process in a new session at start and leaves it running).
+(starts a process in a new session at start and leaves it running), ``hopper-and-zombies``
+(starts a daemon that, in a new session each time, forks and exits again and again and
+ignores SIGTERM, then leaves an orphan that ends 50 ms later every 10 ms while it runs).
 
 When the environment names a file in ``FAKE_DRIVER_PIDS``, the driver appends its pid (and
 the pid of any process it starts) to it, one per line.
@@ -19,12 +21,14 @@ for a normal run. Each misbehaviour first writes a line saying so to stderr.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
 import subprocess
 import sys
 import threading
+import time
 from typing import Any
 
 
@@ -57,6 +61,32 @@ def note_pid(pid: int) -> None:
             pids.write(f"{pid}\n")
 
 
+def hop() -> None:
+    """A daemon that is never the same process for long: fork, exit, again, each in a new session.
+
+    Every incarnation holds a shared lock on the file ``HOP_LOCK`` names, if any, so that a
+    test can tell that none is left: an exclusive lock succeeds.
+    """
+    if os.fork() != 0:
+        return
+    if os.environ.get("HOP_LOCK"):
+        lock = os.open(os.environ["HOP_LOCK"], os.O_RDWR | os.O_CREAT)
+        fcntl.flock(lock, fcntl.LOCK_SH)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    while True:
+        os.setsid()
+        if os.fork() != 0:
+            os._exit(0)
+        time.sleep(0.002)
+
+
+def make_orphans() -> None:
+    """Orphans that end at once, re-parented to whoever reaps for the tree (PR_SET_CHILD_SUBREAPER)."""
+    while True:
+        subprocess.run(["sh", "-c", "(sleep 0.05 &)"], check=False)
+        time.sleep(0.01)
+
+
 def main() -> None:
     mode = sys.argv[1] if len(sys.argv) > 1 else "good"
     log(f"fake driver {mode} started, pid {os.getpid()}")
@@ -66,6 +96,9 @@ def main() -> None:
             [sys.executable, "-c", "import threading; threading.Event().wait()"], start_new_session=True
         )
         note_pid(sleeper.pid)
+    if mode == "hopper-and-zombies":
+        hop()  # before any thread: a fork copies only the thread that forks
+        threading.Thread(target=make_orphans, daemon=True).start()
     if mode == "exit-at-start":
         log("fatal: no configuration found")
         sys.exit(7)

@@ -3,111 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from conformance._certificate import Certificate, RunInfo, build_certificate
-from conformance._clauses import parse_spec
 from conformance._expectations import Expectation
 from conformance._reaper import Leftover
-from conformance._records import FindingRecord, Kind, Records, ResultRecord, SessionRecord
-
-SPEC = """
-## Things
-
-### A-1 · MUST · core
-1. Hosts keep things.
-2. (SHOULD) They keep them well.
-Sources: F1.
-
-### A-2 · SHOULD · core
-1. Hosts tidy things.
-Sources: F2.
-
-### A-3 · MAY · core
-1. Hosts may paint things.
-Sources: F3.
-
-### L-1 · MUST · lexical
-1. Scores are exact.
-Sources: R1.
-"""
-CLAUSES = parse_spec(SPEC)
-UNTESTED = {"A-3.1": "a permission"}
-
-
-def session(**changes: Any) -> SessionRecord:
-    base = SessionRecord(
-        record="session",
-        sut="--sut-cmd 'node d.js'",
-        implementation={"name": "acme", "version": "1.2", "profiles": ["core"]},
-        problem="",
-        profiles_under_test=["core"],
-        profile_option=None,
-        timeout=30.0,
-        seed="0",
-        thoroughness="default",
-        shrink_time=20.0,
-    )
-    return SessionRecord(**{**base, **changes})  # type: ignore[typeddict-item]
-
-
-def run_info(tmp_path: Path, **changes: Any) -> RunInfo:
-    values: dict[str, Any] = {
-        "command": "mcp-conformance certify --sut-cmd 'node d.js'",
-        "sut_option": "--sut-cmd",
-        "sut_value": "node d.js",
-        "mode": "certify",
-        "examples_dir": tmp_path / "out" / "examples",
-        "cwd": tmp_path,
-        "timestamp": "2026-01-01T00:00:00+00:00",
-        "seed": 7,
-    }
-    values.update(changes)
-    return RunInfo(**values)
-
-
-def record(test: str, clauses: list[str], kind: Kind = "pass", **extra: Any) -> ResultRecord:
-    return ResultRecord(
-        record="test",
-        nodeid=f"test_x.py::{test}",
-        module="test_x.py",
-        name=test,
-        clauses=clauses,
-        cites=extra.pop("cites", clauses),
-        kind=kind,
-        when=extra.pop("when", "call"),
-        duration=0.1,
-        message=extra.pop("message", ""),
-        findings=extra.pop("findings", []),
-        property=extra.pop("property", None),
-    )
-
-
-def finding(clauses: list[str], message: str = "broke it", *, protocol: bool = False) -> FindingRecord:
-    return FindingRecord(
-        clauses=clauses,
-        protocol=protocol,
-        message=message,
-        expected=["a"],
-        observed=["<script>alert(1)</script>"],
-        case={"fleet": {"seed": 3}, "policies": {"s0": {"mode": "auto"}}},
-        example="Falsifying example: test_one(seed=3)",
-        stderr_tail="",
-    )
-
-
-def certificate(
-    tmp_path: Path, tests: list[ResultRecord], expectations: tuple[Expectation, ...] = (), **changes: Any
-) -> Certificate:
-    records = Records(session=changes.pop("session", session()), tests=tests)
-    pending = changes.pop("pending", frozenset())
-    return build_certificate(
-        run_info(tmp_path, **changes), records, expectations, clauses=CLAUSES, untested=UNTESTED, pending=pending
-    )
-
-
-def statuses(cert: Certificate) -> dict[str, str]:
-    return {row["clause"]: row["status"] for row in cert["clauses"]}
+from tests.conformance.certificates import certificate, finding, record, session, statuses
 
 
 def test_every_clause_passing_is_conformant_and_every_clause_is_listed(tmp_path: Path) -> None:
@@ -149,7 +48,8 @@ def test_a_must_failure_is_non_conformant_with_the_case_and_a_replay_command(tmp
     assert entry["case"] == {"fleet": {"seed": 3}, "policies": {"s0": {"mode": "auto"}}}
     assert entry["falsifying_example"] == "Falsifying example: test_one(seed=3)"
     assert entry["replay"] == (
-        "mcp-conformance replay '--sut-cmd=node d.js' --seed=7 --examples=out/examples 'test_x.py::test_one[http]'"
+        f"mcp-conformance replay '--sut-cmd=node d.js' --seed=7 --examples={tmp_path.resolve()}/out/examples "
+        "'test_x.py::test_one[http]'"
     )
 
 
@@ -216,6 +116,16 @@ def test_a_run_cut_short_without_findings_is_incomplete(tmp_path: Path) -> None:
     assert "SIGTERM" in stopped["why"][0]
 
 
+def test_a_run_stopped_with_findings_is_incomplete_and_still_lists_them(tmp_path: Path) -> None:
+    failing = record("test_one", ["A-1"], "finding", findings=[finding(["A-1"])])
+
+    cert = certificate(tmp_path, [failing, record("test_two", ["A-2"])], stopped="SIGTERM")
+
+    assert (cert["verdict"], cert["exit_code"]) == ("incomplete", 2)
+    assert cert["why"] == ["terminated (SIGTERM); the run was stopped", "MUST clauses broken: A-1"]
+    assert [f["clauses"] for f in cert["failures"]] == [["A-1"]] and statuses(cert)["A-1"] == "fail"
+
+
 def test_processes_left_running_are_a_blocking_failure(tmp_path: Path) -> None:
     cert = certificate(
         tmp_path,
@@ -251,12 +161,64 @@ def test_a_subset_that_passes_is_a_partial_run(tmp_path: Path) -> None:
     assert statuses(cert)["A-2"] == "not-run"
 
 
-def test_a_clause_whose_only_test_failed_elsewhere_is_inconclusive(tmp_path: Path) -> None:
-    failing = record("test_one", ["A-1", "A-2"], "finding", findings=[finding(["A-2"])])
+def test_a_clause_whose_only_test_failed_elsewhere_is_inconclusive_naming_where(tmp_path: Path) -> None:
+    failing = record("test_one", ["A-1", "A-2"], "finding", findings=[finding(["A-2.1"])])
 
     cert = certificate(tmp_path, [failing])
 
-    assert statuses(cert)["A-1"] == "inconclusive"
+    row = next(r for r in cert["clauses"] if r["clause"] == "A-1")
+    assert (row["status"], row["inconclusive_because"]) == ("inconclusive", ["A-2"])
+    assert row["reason"] == "every test citing it failed on another clause first (A-2)"
+
+
+def test_a_suite_whose_pytest_broke_gives_no_verdict_though_every_record_passed(tmp_path: Path) -> None:
+    tests = [record("test_one", ["A-1"]), record("test_two", ["A-2"])]
+
+    broke = certificate(tmp_path, tests, pytest_exit=3)
+    failed = certificate(
+        tmp_path, [*tests, record("t3", ["A-1"], "finding", findings=[finding(["A-1"])])], pytest_exit=3
+    )
+
+    assert (broke["verdict"], broke["exit_code"]) == ("error", 2)
+    assert broke["why"] == ["the suite's pytest ended with exit code 3 (see pytest.log)"]
+    # A finding stands whatever became of pytest.
+    assert (failed["verdict"], failed["exit_code"]) == ("non-conformant", 1)
+
+
+def test_an_inconclusive_test_leaves_its_clause_inconclusive_naming_what_broke_first(tmp_path: Path) -> None:
+    waiting = record(
+        "test_one",
+        ["A-1"],
+        "inconclusive",
+        message="inconclusive: A-2.1 broke first: nothing was tidied",
+        inconclusive_because="A-2.1",
+    )
+
+    cert = certificate(tmp_path, [waiting, record("test_two", ["A-2"], "finding", findings=[finding(["A-2.1"])])])
+
+    row = next(r for r in cert["clauses"] if r["clause"] == "A-1")
+    assert (row["status"], row["inconclusive_because"]) == ("inconclusive", ["A-2"])
+    assert row["reason"] == "test_one: inconclusive: A-2.1 broke first: nothing was tidied"
+    assert cert["tests"]["inconclusive"] == 1 and cert["errors"] == []
+    assert (cert["verdict"], cert["exit_code"]) == ("incomplete", 2)
+
+
+def test_an_inconclusive_test_does_not_undo_another_that_established_its_clause(tmp_path: Path) -> None:
+    waiting = record("test_one", ["A-1"], "inconclusive", message="inconclusive: nothing to check: none found")
+
+    cert = certificate(tmp_path, [waiting, record("test_two", ["A-1"]), record("test_three", ["A-2"])])
+
+    assert statuses(cert)["A-1"] == "pass"
+    assert (cert["verdict"], cert["exit_code"]) == ("conformant", 0)
+
+
+def test_an_inconclusive_test_never_makes_an_expectation_stale(tmp_path: Path) -> None:
+    listed = (Expectation("A-1", "lands in 2.0"),)
+    waiting = record("test_one", ["A-1"], "inconclusive", message="inconclusive: A-2 broke first: x")
+
+    cert = certificate(tmp_path, [waiting], listed, mode="regression", expectations_file="x")
+
+    assert cert["expectations"]["entries"][0]["status"] == "not checked in this run"
 
 
 def test_nothing_tested_or_no_initialize_is_an_error(tmp_path: Path) -> None:
@@ -340,3 +302,11 @@ def test_the_same_records_give_the_same_certificate(tmp_path: Path) -> None:
 
     assert forward == backward
     assert [f["clauses"] for f in forward["failures"]] == [["A-1"], ["A-2"]]
+
+
+def test_what_the_platform_could_not_track_is_a_note_of_the_certificate(tmp_path: Path) -> None:
+    tracked = certificate(tmp_path, [record("test_one", ["A-1"])])
+    untracked = certificate(tmp_path, [record("test_one", ["A-1"])], tracked=False, untracked="daemons escape here")
+
+    assert tracked["notes"] == []
+    assert untracked["notes"] == ["daemons escape here"]

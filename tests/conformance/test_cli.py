@@ -14,10 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from syrupy.assertion import SnapshotAssertion
 
+from conformance._cli import certify_parser, main, replay_parser
 from conformance._manifest import render_manifest
+from conformance._options import OPTIONS
 from tests.conformance._procs import is_running
 from tests.conformance.conftest import FAKE_DRIVER
+from tests.conformance.shared_runs import Run, shared
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -54,6 +58,14 @@ def cli(*args: str, timeout: float = 300, cwd: Path = ROOT, **env: str) -> subpr
     )
 
 
+def refused(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """``mcp-conformance ARGS`` in this process, for what it answers before starting anything: (exit code, out, err)."""
+    with pytest.raises(SystemExit) as exited:
+        main(list(args))
+    out, err = capsys.readouterr()
+    return int(exited.value.code or 0), out, err
+
+
 def certificate(out: Path) -> dict[str, Any]:
     data: dict[str, Any] = json.loads((out / "certificate.json").read_text())
     return data
@@ -86,30 +98,53 @@ def without_times(cert: dict[str, Any]) -> dict[str, Any]:
         (["certify"], "one of the arguments --sut --sut-cmd is required"),
         (["certify", "--sut", "reference", "--bogus"], "unrecognized arguments: --bogus"),
         (["certify", "--sut", "reference", "--sut-cmd", "reference"], "not allowed with argument"),
-        (["certify", "--sut", "reference", "--profile", "fast"], "invalid choice: 'fast'"),
-        (["certify", "--sut", "reference", "--mode", "lenient"], "invalid choice: 'lenient'"),
+        (
+            ["certify", "--sut", "reference", "--profile", "fast"],
+            "--profile must be one of core, lexical, all, got 'fast'",
+        ),
+        (
+            ["certify", "--sut", "reference", "--mode", "lenient"],
+            "--mode must be one of certify, regression, got 'lenient'",
+        ),
         (["certify", "--sut", "reference", "--mode", "regression"], "--mode regression needs --expectations"),
         (["certify", "--sut-cmd", "'unclosed"], "No closing quotation"),
         (["certify", "--sut-cmd", "  "], "--sut-cmd is empty"),
         (["certify", "--sut", "reference", "--sut-timeout", "soon"], "--sut-timeout must be a positive number"),
+        (
+            ["certify", "--sut", "reference", "--sut-timeout", "1e308"],
+            "--sut-timeout must be a positive number of seconds, at most 86400, got '1e308'",
+        ),
         (["certify", "--sut", "reference", "--max-time", "0"], "--max-time must be a positive number"),
         (["certify", "--sut", "reference", "--shrink-time", "-1"], "--shrink-time must be a number of seconds"),
         (["certify", "--sut", "reference", "--seed", "x1"], "--seed must be a whole number"),
-        (["certify", "--sut", "reference", "--thoroughness", "max"], "invalid choice: 'max'"),
+        (
+            ["certify", "--sut", "reference", "--thoroughness", "max"],
+            "--thoroughness must be one of quick, default, deep",
+        ),
         (["certify", "--sut", "reference", "--broken-after", "0"], "--broken-after must be a whole number"),
-        (["certify", "--sut", "reference", "-n", "many"], "-n expects a number of processes"),
+        (["certify", "--sut", "reference", "-n", "many"], "-n expects a number of processes from 1 to"),
+        (["certify", "--sut", "reference", "-n", "10000"], "per core on this machine) or 'auto', got '10000'"),
+        (["certify", "--sut", "reference", "-n", "0"], "-n expects a number of processes from 1 to"),
         (["replay", "--sut", "reference"], "the following arguments are required: TEST"),
+        (
+            ["replay", "--sut", "reference", "--examples", "/nonexistent", SMOKE],
+            "--examples /nonexistent: no such folder",
+        ),
+        (["baseline", "/nonexistent"], "/nonexistent: cannot read the certificate"),
+        (["baseline", str(ROOT / "pyproject.toml")], "pyproject.toml: not a JSON file"),
         (["manifest", "--frob"], "unrecognized arguments: --frob"),
     ],
 )
-def test_bad_options_are_a_clear_message_and_exit_2(args: list[str], message: str) -> None:
-    result = cli(*args, timeout=60)
+def test_bad_options_are_a_clear_message_and_exit_2(
+    capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    code, _out, err = refused(capsys, *args)
 
-    assert result.returncode == 2
-    assert message in result.stderr
-    no_traceback(result)
+    assert code == 2
+    assert message in err
 
 
+@pytest.mark.e2e
 def test_a_sut_command_that_does_not_start_exits_2_and_keeps_the_previous_certificate(tmp_path: Path) -> None:
     (tmp_path / "certificate.json").write_text('{"verdict": "conformant"}')
 
@@ -123,6 +158,7 @@ def test_a_sut_command_that_does_not_start_exits_2_and_keeps_the_previous_certif
     no_traceback(result)
 
 
+@pytest.mark.e2e
 def test_a_driver_that_never_answers_initialize_exits_2_without_hanging(tmp_path: Path) -> None:
     result = cli("certify", "--sut-cmd", fake("silent"), "--sut-timeout", "0.5", "--out", str(tmp_path), timeout=60)
 
@@ -131,6 +167,7 @@ def test_a_driver_that_never_answers_initialize_exits_2_without_hanging(tmp_path
     no_traceback(result)
 
 
+@pytest.mark.e2e
 def test_a_run_that_selects_no_test_exits_2_without_a_certificate(tmp_path: Path) -> None:
     result = cli("certify", "--sut-cmd", fake(), "--out", str(tmp_path), "--", "-k", "no_test_is_named_so", timeout=120)
 
@@ -156,26 +193,31 @@ def test_a_run_that_selects_no_test_exits_2_without_a_certificate(tmp_path: Path
         ),
     ],
 )
-def test_a_bad_expectations_file_exits_2_naming_the_file_and_field(tmp_path: Path, text: str, message: str) -> None:
+def test_a_bad_expectations_file_exits_2_naming_the_file_and_field(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, message: str
+) -> None:
     path = tmp_path / "known.toml"
     path.write_text(text)
 
-    result = cli("certify", "--sut", "reference", "--expectations", str(path), "--out", str(tmp_path / "o"), timeout=60)
+    code, out, err = refused(
+        capsys, "certify", "--sut", "reference", "--expectations", str(path), "--out", str(tmp_path / "o")
+    )
 
-    assert result.returncode == 2
-    assert f"mcp-conformance: {path}: " in result.stderr and message in result.stderr
-    assert "certifying" not in result.stdout  # refused before anything ran
-    no_traceback(result)
-
-
-def test_the_manifest_command_prints_and_checks_the_generated_manifest() -> None:
-    printed = cli("manifest", timeout=60)
-    checked = cli("manifest", "--check", timeout=60)
-
-    assert printed.returncode == 0 and printed.stdout == render_manifest()
-    assert checked.returncode == 0, checked.stderr
+    assert code == 2
+    assert f"mcp-conformance: {path}: " in err and message in err
+    assert "certifying" not in out  # refused before anything ran
+    assert not (tmp_path / "o").exists()
 
 
+def test_the_manifest_command_prints_and_checks_the_generated_manifest(capsys: pytest.CaptureFixture[str]) -> None:
+    printed = refused(capsys, "manifest")
+    checked = refused(capsys, "manifest", "--check")
+
+    assert printed[0] == 0 and printed[1] == render_manifest()
+    assert checked[0] == 0, checked[2]
+
+
+@pytest.mark.e2e
 @pytest.mark.slow
 def test_certifying_the_reference_in_process_is_conformant_and_writes_every_file(tmp_path: Path) -> None:
     result = cli("certify", "--sut", "reference", "-n", "2", "--out", str(tmp_path), timeout=900)
@@ -195,14 +237,32 @@ def test_certifying_the_reference_in_process_is_conformant_and_writes_every_file
         assert "reference_impl" in (tmp_path / name).read_text()
 
 
-def test_certifying_the_reference_driver_on_some_clauses_is_a_partial_pass_with_progress(tmp_path: Path) -> None:
-    result = cli("certify", "--sut-cmd", "reference", "--clause", "BUD-3", "--clause", "GATE-1", "--out", str(tmp_path))
+# Certifications that several tests read, each made once per session (see shared_runs).
+PARTIAL = ("certify", "--sut-cmd", "reference", "--clause", "BUD-3", "--clause", "GATE-1")
+SEEDED_DEFECT = ("certify", "--sut-cmd", DEFECT, "--clause", "POL-5", "--seed", "12", "--shrink-time", "300")
+
+
+@pytest.fixture(scope="module")
+def partial(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    """The reference driver certified on two clauses."""
+    return shared(tmp_path_factory, "partial", lambda out: cli(*PARTIAL, "--out", str(out)))
+
+
+@pytest.fixture(scope="module")
+def seeded_defect(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    """A defective driver certified on the clause it breaks, with a fixed seed and shrinking bounded by nothing else."""
+    return shared(tmp_path_factory, "seeded-defect", lambda out: cli(*SEEDED_DEFECT, "--out", str(out)))
+
+
+@pytest.mark.e2e
+def test_certifying_the_reference_driver_on_some_clauses_is_a_partial_pass_with_progress(partial: Run) -> None:
+    result, out = partial
 
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    cert = certificate(tmp_path)
+    cert = certificate(out)
     assert cert["verdict"] == "partial"
     assert statuses(cert)["BUD-3"] == statuses(cert)["GATE-1"] == "pass"
-    assert {p.name for p in tmp_path.iterdir()} >= {
+    assert {p.name for p in out.iterdir()} >= {
         "certificate.json",
         "certificate.md",
         "certificate.html",
@@ -212,11 +272,12 @@ def test_certifying_the_reference_driver_on_some_clauses_is_a_partial_pass_with_
     assert "tests: " in result.stdout and "verdict: partial" in result.stdout
 
 
-def test_a_defective_implementation_exits_1_naming_the_clause_and_its_replay_reproduces_it(tmp_path: Path) -> None:
-    result = cli("certify", "--sut-cmd", DEFECT, "--clause", "POL-5", "--no-shrink", "--out", str(tmp_path))
+@pytest.mark.e2e
+def test_a_defective_implementation_exits_1_naming_the_clause_and_its_replay_reproduces_it(seeded_defect: Run) -> None:
+    result, out = seeded_defect
 
     assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]
-    cert = certificate(tmp_path)
+    cert = certificate(out)
     assert cert["verdict"] == "non-conformant"
     assert statuses(cert)["POL-5"] == "fail"
     failures = [f for f in cert["failures"] if "POL-5" in f["clauses"]]
@@ -238,22 +299,23 @@ def test_a_defective_implementation_exits_1_naming_the_clause_and_its_replay_rep
     assert "POL-5" in replay.stdout
 
 
-def test_the_same_seed_gives_the_same_certificate(tmp_path: Path) -> None:
-    args = ["certify", "--sut-cmd", DEFECT, "--clause", "POL-5", "--seed", "12", "--shrink-time", "300"]
+@pytest.mark.e2e
+def test_the_same_seed_gives_the_same_certificate(seeded_defect: Run, tmp_path: Path) -> None:
+    first, first_out = seeded_defect
 
-    first = cli(*args, "--out", str(tmp_path / "a"))
-    second = cli(*args, "--out", str(tmp_path / "b"))
+    second = cli(*SEEDED_DEFECT, "--out", str(tmp_path))
 
     assert first.returncode == second.returncode == 1, first.stdout[-2000:] + second.stdout[-2000:]
-    a, b = certificate(tmp_path / "a"), certificate(tmp_path / "b")
+    a, b = certificate(first_out), certificate(tmp_path)
     assert a["seed"] == 12 and all("--seed=12" in f["replay"] for f in a["failures"])
     # They differ only in --out, which the command and the replay commands name.
-    assert without_times(a) == json.loads(
-        json.dumps(without_times(b)).replace(str(tmp_path / "b"), str(tmp_path / "a"))
-    )
+    assert without_times(a) == json.loads(json.dumps(without_times(b)).replace(str(tmp_path), str(first_out)))
 
 
-def test_the_callers_pytest_setup_changes_nothing_and_only_the_output_folder_is_written(tmp_path: Path) -> None:
+@pytest.mark.e2e
+def test_the_callers_pytest_setup_changes_nothing_and_only_the_output_folder_is_written(
+    partial: Run, tmp_path: Path
+) -> None:
     hostile = tmp_path / "project"
     hostile.mkdir()
     (hostile / "pytest.ini").write_text(
@@ -262,17 +324,17 @@ def test_the_callers_pytest_setup_changes_nothing_and_only_the_output_folder_is_
     (hostile / "pyproject.toml").write_text('[tool.pytest.ini_options]\naddopts = "-x --no-such-option"\n')
     (hostile / "conftest.py").write_text("raise RuntimeError('the caller conftest.py was loaded')\n")
     before = sorted(p.name for p in hostile.iterdir())
-    args = ["certify", "--sut", "reference", "--clause", "BUD-3", "--clause", "DSC-2"]
+    elsewhere, plain = partial
 
-    inside = cli(*args, "--out", "out", cwd=hostile, PYTEST_ADDOPTS="--no-such-option")
-    elsewhere = cli(*args, "--out", str(tmp_path / "plain"))
+    inside = cli(*PARTIAL, "--out", "out", cwd=hostile, PYTEST_ADDOPTS="--no-such-option")
 
     assert inside.returncode == elsewhere.returncode == 0, inside.stdout[-3000:] + inside.stderr[-3000:]
-    assert statuses(certificate(hostile / "out")) == statuses(certificate(tmp_path / "plain"))
+    assert statuses(certificate(hostile / "out")) == statuses(certificate(plain))
     assert sorted(p.name for p in hostile.iterdir()) == sorted([*before, "out"])
     assert not list((hostile / "out").glob(".run-*"))
 
 
+@pytest.mark.e2e
 def test_regression_mode_accepts_a_listed_failure_reports_it_as_xfail_and_refuses_a_stale_one(tmp_path: Path) -> None:
     known = tmp_path / "known.toml"
     known.write_text(
@@ -284,7 +346,15 @@ def test_regression_mode_accepts_a_listed_failure_reports_it_as_xfail_and_refuse
     defective = cli(
         "certify", "--sut-cmd", DEFECT, "--out", str(tmp_path / "defective"), *common, f"--junitxml={junit}"
     )
-    fixed = cli("certify", "--sut-cmd", "reference", "--out", str(tmp_path / "fixed"), *common)
+    fixed = cli(
+        "certify",
+        "--sut-cmd",
+        "reference",
+        "--out",
+        str(tmp_path / "fixed"),
+        *common,
+        f"--junitxml={tmp_path / 'f.xml'}",
+    )
 
     assert defective.returncode == 0, defective.stdout[-3000:]
     assert certificate(tmp_path / "defective")["verdict"] == "partial"  # one test of one clause ran
@@ -297,8 +367,35 @@ def test_regression_mode_accepts_a_listed_failure_reports_it_as_xfail_and_refuse
     assert stale["verdict"] == "stale expectations"
     assert stale["expectations"]["entries"][0]["status"].startswith("stale")
     assert "read-only lands in 2.3" in (tmp_path / "fixed" / "certificate.md").read_text()
+    # The console and the JUnit report say it as the exit code does.
+    assert f"stale: POL-5 ({READ_ONLY_TEST}): the listed failure no longer happens" in fixed.stdout
+    report = ET.parse(tmp_path / "f.xml").getroot()
+    suite = report if report.tag == "testsuite" else report.find("testsuite")
+    assert suite is not None and suite.get("failures") == "1"
+    [stale_case] = [c for c in suite.iter("testcase") if c.find("failure") is not None]
+    assert stale_case.get("name") == f"stale expectation POL-5 ({READ_ONLY_TEST})"
 
 
+def test_a_written_baseline_holds_the_same_run_in_regression_mode(tmp_path: Path) -> None:
+    known = tmp_path / "known.toml"
+    common = ["--sut-cmd", DEFECT, "--clause", "POL-5", "--no-shrink"]
+
+    first = cli("certify", *common, "--out", str(tmp_path / "first"), "--write-expectations", str(known))
+    again = cli(
+        "certify", *common, "--out", str(tmp_path / "again"), "--mode", "regression", "--expectations", str(known)
+    )
+
+    assert first.returncode == 1, first.stdout[-3000:] + first.stderr[-3000:]
+    assert f"known failure(s) written to {known}" in first.stdout
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    cert = certificate(tmp_path / "again")
+    assert cert["verdict"] == "partial" and statuses(cert)["POL-5"] == "expected-fail"
+    entries = cert["expectations"]["entries"]
+    assert entries and {e["status"] for e in entries} == {"failure seen, as expected"}
+    assert ", 0 stale; 0 unexpected failure(s)" in again.stdout
+
+
+@pytest.mark.e2e
 def test_a_driver_that_crashes_on_every_run_is_declared_broken_after_three(tmp_path: Path) -> None:
     result = cli("certify", "--sut-cmd", fake("crash-on-open"), "--out", str(tmp_path), timeout=300)
 
@@ -311,6 +408,7 @@ def test_a_driver_that_crashes_on_every_run_is_declared_broken_after_three(tmp_p
     assert "the remaining tests are not run" in result.stdout
 
 
+@pytest.mark.e2e
 def test_a_run_past_its_time_budget_is_incomplete(tmp_path: Path) -> None:
     result = cli("certify", "--sut", "reference", "--max-time", "3", "--out", str(tmp_path), timeout=300)
 
@@ -320,6 +418,7 @@ def test_a_run_past_its_time_budget_is_incomplete(tmp_path: Path) -> None:
     assert cert["tests"]["not-run"] > 0 and "not-run" in statuses(cert).values()
 
 
+@pytest.mark.e2e
 def test_processes_the_sut_leaves_behind_are_killed_and_reported(tmp_path: Path) -> None:
     pids = tmp_path / "pids"
 
@@ -343,6 +442,7 @@ def test_processes_the_sut_leaves_behind_are_killed_and_reported(tmp_path: Path)
     assert any(line.startswith(f"{sleeper}: ") for line in failure["observed"])
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_ends_the_whole_tree_and_still_writes_a_certificate(tmp_path: Path, signum: signal.Signals) -> None:
     pids = tmp_path / "pids"
@@ -375,3 +475,31 @@ def test_a_signal_ends_the_whole_tree_and_still_writes_a_certificate(tmp_path: P
     cert = certificate(tmp_path / "out")
     assert cert["verdict"] == "incomplete" and signum.name in cert["why"][0]
     assert not [pid for pid in map(int, pids.read_text().split()) if is_running(pid)]
+
+
+@pytest.mark.parametrize("command", ["certify", "replay", "baseline"])
+def test_the_help_of_each_command_is_pinned(
+    command: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], text_snapshot: SnapshotAssertion
+) -> None:
+    monkeypatch.setenv("COLUMNS", "100")
+
+    with pytest.raises(SystemExit) as ended:
+        main([command, "--help"])
+
+    assert ended.value.code == 0
+    assert capsys.readouterr().out == text_snapshot
+
+
+@pytest.mark.parametrize("command", ["certify", "replay"])
+def test_certify_and_replay_offer_the_plugins_options_from_its_table(command: str) -> None:
+    parser = certify_parser() if command == "certify" else replay_parser()
+    actions = {flag: action for action in parser._actions for flag in action.option_strings}
+
+    offered = [option for option in OPTIONS if command in option.commands]
+
+    assert {option.cli for option in offered} <= set(actions)
+    for option in offered:
+        action = actions[str(option.cli)]
+        assert (action.dest, action.help) == (option.dest, option.cli_help or option.help)
+    # Nothing certify runs the suite with is declared twice under another name.
+    assert not {option.flag for option in OPTIONS} & (set(actions) - {o.cli for o in offered})

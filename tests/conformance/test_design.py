@@ -44,7 +44,7 @@ def test_each_item_is_defined_once_and_the_numbering_has_no_gaps() -> None:
 
     assert twice == []
     assert facts == list(range(1, 32))
-    assert rulings == list(range(1, 13))
+    assert rulings == list(range(1, 15))
 
 
 def test_the_design_speaks_only_of_the_design() -> None:

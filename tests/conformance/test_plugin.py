@@ -88,7 +88,7 @@ def test_the_options_are_listed_in_their_own_group(project: pytest.Pytester) -> 
 
 
 def test_every_option_has_an_ini_twin(project: pytest.Pytester) -> None:
-    from conformance._settings import OPTIONS
+    from conformance._options import OPTIONS
 
     result = project.runpytest("--help")
 
@@ -96,12 +96,18 @@ def test_every_option_has_an_ini_twin(project: pytest.Pytester) -> None:
         result.stdout.fnmatch_lines([f"  {option.dest} (*):*"])
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (["--sut", "fake_sut:core", "--sut-cmd", "driver"], "*give either --sut or --sut-cmd, not both*"),
         (["--sut", "fake_sut:core", "--sut-timeout", "soon"], "*--sut-timeout must be a positive number*'soon'*"),
         (["--sut", "fake_sut:core", "--sut-timeout", "-1"], "*--sut-timeout must be a positive number*"),
+        (
+            ["--sut", "fake_sut:core", "--sut-timeout", "1e308"],
+            "*--sut-timeout must be a positive number of seconds, at most 86400, got '1e308'*",
+        ),
+        (["--sut", "fake_sut:core", "--conformance-broken-after", "9" * 400], "*--conformance-broken-after must be*"),
         (["--sut", "fake_sut"], "*--sut expects 'module:factory'*"),
         (["--sut", "fake_sut:broken"], "*broken() raised RuntimeError: cannot reach the toolset*"),
         (["--sut-cmd", "/nonexistent/driver"], "*cannot start driver '/nonexistent/driver'*"),
@@ -117,6 +123,7 @@ def test_a_bad_option_or_a_sut_that_does_not_start_stops_the_session_with_a_clea
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
 
 
+@pytest.mark.e2e
 def test_a_driver_that_never_answers_initialize_stops_the_session(project: pytest.Pytester) -> None:
     result = project.runpytest("--sut-cmd", f"{FAKE_DRIVER_CMD} silent", "--sut-timeout", "0.5")
 
@@ -215,6 +222,7 @@ def test_a_run_the_test_left_open_is_closed_after_it(project: pytest.Pytester) -
     assert (project.path / "closed.log").read_text() == "run-1\n"
 
 
+@pytest.mark.e2e
 def test_a_driver_runs_the_shipped_suite_and_is_shut_down(project: pytest.Pytester) -> None:
     result = project.runpytest_subprocess("--sut-cmd", FAKE_DRIVER_CMD, "-k", SMOKE)
 
@@ -235,6 +243,7 @@ def test_record_driver(sut, n):
 """
 
 
+@pytest.mark.e2e
 def test_under_xdist_each_worker_has_its_own_driver_and_none_is_left(project: pytest.Pytester) -> None:
     project.makepyfile(test_pids=DRIVER_PIDS)
 
@@ -265,6 +274,7 @@ async def test_2_fine_afterwards(sut):
 """
 
 
+@pytest.mark.e2e
 def test_a_crashing_driver_fails_one_test_and_the_next_runs_on_a_fresh_one(project: pytest.Pytester) -> None:
     project.makepyfile(test_misbehaving=MISBEHAVING)
 
@@ -281,6 +291,7 @@ def test_a_crashing_driver_fails_one_test_and_the_next_runs_on_a_fresh_one(proje
     )
 
 
+@pytest.mark.e2e
 def test_the_plugin_module_imports_nothing_heavy() -> None:
     code = (
         "import sys, conformance.plugin; "
@@ -289,7 +300,16 @@ def test_the_plugin_module_imports_nothing_heavy() -> None:
 
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
 
-    assert out.strip() == "['conformance', 'conformance._keys', 'conformance._settings', 'conformance.plugin']"
+    assert out.strip() == str(
+        [
+            "conformance",
+            "conformance._errors",
+            "conformance._keys",
+            "conformance._options",
+            "conformance._settings",
+            "conformance.plugin",
+        ]
+    )
 
 
 def test_the_shipped_suite_is_inside_the_package() -> None:

@@ -197,6 +197,7 @@ def test_an_unknown_method_or_schema_is_a_usage_error() -> None:
         schema("run.explode.params")
 
 
+@pytest.mark.e2e
 async def test_the_driver_client_reports_a_reply_that_breaks_a_schema_as_a_protocol_finding(
     fake_driver_argv: Argv,
 ) -> None:

@@ -5,30 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from syrupy.assertion import SnapshotAssertion
-from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 from conformance._certificate import Certificate
 from conformance._expectations import Expectation
-from conformance._records import PropertyStats
+from conformance._records import PropertyStats, append_record, read_records
 from conformance._render import FILES, render_badge, render_html, render_markdown, write_certificate
-from tests.conformance.test_certificate import certificate, finding, record
-
-
-class TextSnapshot(SingleFileSnapshotExtension):
-    """One readable file per snapshot, named for the test."""
-
-    _write_mode = WriteMode.TEXT
-
-    @classmethod
-    def get_snapshot_name(cls, *, test_location, index):  # type: ignore[no-untyped-def,override]
-        return str(super().get_snapshot_name(test_location=test_location, index=index))
-
-
-@pytest.fixture
-def text_snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
-    return snapshot.use_extension(TextSnapshot)
+from tests.conformance.certificates import certificate, finding, record
 
 
 def sample(tmp_path: Path) -> Certificate:
@@ -54,6 +37,7 @@ def sample(tmp_path: Path) -> Certificate:
         mode="regression",
         expectations_file="known.toml",
         seconds=12.5,
+        examples_dir=Path("/work/certificate/examples"),
     )
     cert["suite"] = {"package": "mcp-adaptive-conformance", "version": "9.9.9", "spec_sha256": "0" * 64}
     cert["working_directory"] = "/work"
@@ -62,6 +46,14 @@ def sample(tmp_path: Path) -> Certificate:
 
 def test_the_markdown_certificate_is_pinned(tmp_path: Path, text_snapshot: SnapshotAssertion) -> None:
     assert render_markdown(sample(tmp_path)) == text_snapshot
+
+
+def test_the_json_certificate_is_pinned(tmp_path: Path, text_snapshot: SnapshotAssertion) -> None:
+    out = tmp_path / "written"
+
+    write_certificate(sample(tmp_path), out)
+
+    assert (out / "certificate.json").read_text() == text_snapshot
 
 
 def test_the_html_certificate_is_pinned(tmp_path: Path, text_snapshot: SnapshotAssertion) -> None:
@@ -113,3 +105,15 @@ def test_the_files_are_written_and_replace_the_old_ones_whole(tmp_path: Path) ->
     assert [p.name for p in paths] == list(FILES)
     assert json.loads((out / "certificate.json").read_text())["verdict"] == "non-conformant"
     assert sorted(p.name for p in out.iterdir()) == sorted(FILES)
+
+
+def test_a_lone_surrogate_a_driver_echoed_is_written_as_its_escape(tmp_path: Path) -> None:
+    findings = [finding(["A-1"], "the driver said \ud800")]
+    append_record(tmp_path / "records.jsonl", record("test_one", ["A-1"], "finding", findings=findings))
+    [read] = read_records([tmp_path / "records.jsonl"]).tests
+    cert = certificate(tmp_path, [read])
+
+    write_certificate(cert, tmp_path / "out")
+
+    written = json.loads((tmp_path / "out" / "certificate.json").read_text(encoding="utf-8"))
+    assert written["failures"][0]["message"] == "the driver said \ud800"

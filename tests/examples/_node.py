@@ -1,7 +1,8 @@
-"""Building the TypeScript examples as their README says: ``npm ci`` and ``npm run build``."""
+"""Building the TypeScript examples as their README says (``npm ci``, ``npm run build``), and ``npm test``."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -26,13 +27,29 @@ def build(example: str) -> Path:
     if node is None or npm is None:
         pytest.skip(f"examples/{example} needs node and npm on PATH to build; not found")
     folder = EXAMPLES / example
-    install = npm_run(npm, "ci", "--prefer-offline", "--no-audit", "--no-fund", cwd=folder)
-    if install.returncode != 0 and any(code in install.stderr for code in OFFLINE):
-        pytest.skip(f"npm could not reach the registry to install examples/{example}: {install.stderr.strip()[-300:]}")
-    assert install.returncode == 0, install.stdout[-2000:] + install.stderr[-2000:]
+    # `npm ci` starts from an empty node_modules every time; it is skipped while package.json
+    # and the lockfile are the ones the folder was installed from (a fresh clone has no node_modules).
+    stamp = folder / "node_modules" / ".installed-from"
+    manifests = b"".join((folder / name).read_bytes() for name in ("package.json", "package-lock.json"))
+    installed = hashlib.sha256(manifests).hexdigest()
+    if not stamp.exists() or stamp.read_text() != installed:
+        install = npm_run(npm, "ci", "--prefer-offline", "--no-audit", "--no-fund", cwd=folder)
+        if install.returncode != 0 and any(code in install.stderr for code in OFFLINE):
+            pytest.skip(
+                f"npm could not reach the registry to install examples/{example}: {install.stderr.strip()[-300:]}"
+            )
+        assert install.returncode == 0, install.stdout[-2000:] + install.stderr[-2000:]
+        stamp.write_text(installed)
     compiled = npm_run(npm, "run", "build", cwd=folder)
     assert compiled.returncode == 0, compiled.stdout[-3000:] + compiled.stderr[-3000:]
     return folder / "dist" / "driver.js"
+
+
+def npm_test(example: str) -> subprocess.CompletedProcess[str]:
+    """``npm test`` in ``examples/<example>`` (installed by `build`): the protocol shell's unit tests and the linter."""
+    npm = shutil.which("npm")
+    assert npm is not None, "build() skips without npm; call it first"
+    return npm_run(npm, "test", cwd=EXAMPLES / example)
 
 
 def npm_run(npm: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -9,18 +9,26 @@ from pathlib import Path
 import pytest
 
 from conformance._clauses import CLAUSES
-from tests.examples._node import EXAMPLES, build, certify, clause_statuses
+from conformance._expectations import load_expectations
+from tests.examples._node import EXAMPLES, build, certify, clause_statuses, npm_test
 
-# Fast and repeatable: the baseline and the regression run draw the same examples.
-SETTINGS = ("-n", "2", "--seed", "0", "--thoroughness", "quick", "--no-shrink")
+pytestmark = pytest.mark.e2e
+
+# As a team runs it: default thoroughness; the baseline and the regression run share the seed.
+SETTINGS = ("-n", "2", "--seed", "0", "--no-shrink")
 
 
 @pytest.mark.slow  # two certifications: several minutes on two cores
-def test_the_skeleton_answers_the_protocol_and_its_baseline_holds_in_regression_mode(tmp_path: Path) -> None:
+def test_the_skeleton_answers_the_protocol_and_its_generated_baseline_holds_in_regression_mode(tmp_path: Path) -> None:
     driver = build("typescript-driver")
+    own = npm_test("typescript-driver")
+    assert own.returncode == 0, own.stdout[-5000:] + own.stderr[-3000:]
     command = f"node {driver.relative_to(EXAMPLES.parent)}"
+    known = tmp_path / "known.toml"
 
-    baseline = certify(*SETTINGS, "--sut-cmd", command, "--out", str(tmp_path / "baseline"))
+    baseline = certify(
+        *SETTINGS, "--sut-cmd", command, "--out", str(tmp_path / "baseline"), "--write-expectations", str(known)
+    )
 
     first = json.loads((tmp_path / "baseline" / "certificate.json").read_text())
     statuses = clause_statuses(first)
@@ -32,14 +40,7 @@ def test_the_skeleton_answers_the_protocol_and_its_baseline_holds_in_regression_
     assert not [failure for failure in first["failures"] if failure["protocol"]]
     assert first["errors"] == []
     failing = sorted(clause for clause, status in statuses.items() if status == "fail")
-    assert failing
-    expectations = tmp_path / "known.toml"
-    expectations.write_text(
-        "".join(
-            f'[[expected_failure]]\nclause = "{clause}"\nreason = "placeholder logic of the skeleton"\n\n'
-            for clause in failing
-        )
-    )
+    assert failing and sorted({entry.clause for entry in load_expectations(known)}) == failing
     junit = tmp_path / "report.xml"
 
     regression = certify(
@@ -51,7 +52,7 @@ def test_the_skeleton_answers_the_protocol_and_its_baseline_holds_in_regression_
         "--mode",
         "regression",
         "--expectations",
-        str(expectations),
+        str(known),
         "--",
         f"--junitxml={junit}",
     )
@@ -59,6 +60,8 @@ def test_the_skeleton_answers_the_protocol_and_its_baseline_holds_in_regression_
     second = json.loads((tmp_path / "regression" / "certificate.json").read_text())
     assert (regression.returncode, second["verdict"]) == (0, "no regressions"), regression.stdout[-5000:]
     assert sorted(c for c, s in clause_statuses(second).items() if s == "expected-fail") == failing
+    assert {entry["status"] for entry in second["expectations"]["entries"]} == {"failure seen, as expected"}
+    assert ", 0 stale; 0 unexpected failure(s)" in regression.stdout
     cases = list(ET.parse(junit).getroot().iter("testcase"))
     assert cases
     assert not [

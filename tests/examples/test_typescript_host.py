@@ -5,11 +5,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.examples._node import EXAMPLES, build, certify, clause_statuses
+import pytest
+
+from tests.examples._node import EXAMPLES, build, certify, clause_statuses, npm_test
 
 
-def test_the_typescript_host_builds_and_certifies_conformant_for_both_profiles(tmp_path: Path) -> None:
+@pytest.mark.e2e
+def test_the_typescript_host_builds_passes_its_own_tests_and_certifies_conformant_for_both_profiles(
+    tmp_path: Path,
+) -> None:
     driver = build("typescript-host")
+    # The protocol shell's unit tests and the linter (one npm test: the folder is installed once).
+    own = npm_test("typescript-host")
+    assert own.returncode == 0, own.stdout[-5000:] + own.stderr[-3000:]
 
     result = certify("-n", "2", "--sut-cmd", f"node {driver.relative_to(EXAMPLES.parent)}", "--out", str(tmp_path))
 
@@ -22,12 +30,19 @@ def test_the_typescript_host_builds_and_certifies_conformant_for_both_profiles(t
 
 
 def test_the_skeleton_and_the_host_share_one_protocol_shell_file_for_file() -> None:
-    # Two copies so that each example stands alone; this keeps them one piece of code.
-    shell = ("src/protocol/jsonrpc.ts", "src/protocol/methods.ts", "src/protocol/schemas.ts", "src/protocol/server.ts")
-    for name in (*shell, "scripts/bundle-protocol.mjs", "tsconfig.json"):
+    # Two copies so that each example stands alone; this keeps them one piece of code, with
+    # one set of unit tests and one lint configuration.
+    shared = ("src/protocol", "test/protocol")
+    for folder in shared:
+        assert sorted(p.name for p in (EXAMPLES / "typescript-host" / folder).iterdir()) == sorted(
+            p.name for p in (EXAMPLES / "typescript-driver" / folder).iterdir()
+        ), folder
+    files = [
+        str(p.relative_to(EXAMPLES / "typescript-host"))
+        for f in shared
+        for p in (EXAMPLES / "typescript-host" / f).iterdir()
+    ]
+    for name in (*files, "scripts/bundle-protocol.mjs", "tsconfig.json", "tsconfig.test.json", "biome.json"):
         host = (EXAMPLES / "typescript-host" / name).read_text()
         skeleton = (EXAMPLES / "typescript-driver" / name).read_text()
         assert host == skeleton, f"examples/typescript-driver/{name} differs from the host's"
-    assert sorted(p.name for p in (EXAMPLES / "typescript-host/src/protocol").iterdir()) == sorted(
-        p.name for p in (EXAMPLES / "typescript-driver/src/protocol").iterdir()
-    )

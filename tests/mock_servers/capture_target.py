@@ -1,8 +1,10 @@
 """A stdio MCP server written the ordinary way with the SDK, unlike the fleet's: the server to capture.
 
-Its seven tools use what real definitions carry and generated ones do not (output schemas,
+Its eight tools use what real definitions carry and generated ones do not (output schemas,
 icons, ``_meta``, every annotation, a ``null`` default, a tool with no description), three
-to a ``tools/list`` page. ``python capture_target.py loop`` hands out the same cursor forever.
+to a ``tools/list`` page; two of them list tickets with a ``limit`` and a ``status`` filter
+(one with an output schema, one without). ``python capture_target.py loop`` hands out the
+same cursor forever.
 """
 
 from __future__ import annotations
@@ -16,7 +18,12 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 
 PAGE = 3
-ITEM = {"type": "object", "properties": {"id": {"type": "integer"}, "title": {"type": "string"}}, "required": ["id"]}
+STATUS = {"enum": ["open", "pending", "closed"]}
+ITEM = {
+    "type": "object",
+    "properties": {"id": {"type": "integer"}, "title": {"type": "string"}, "status": STATUS},
+    "required": ["id"],
+}
 TOOLS: list[dict[str, Any]] = [
     {
         "name": "search_tickets",
@@ -24,7 +31,12 @@ TOOLS: list[dict[str, Any]] = [
         "description": "Full-text search over support tickets.",
         "inputSchema": {
             "type": "object",
-            "properties": {"q": {"type": "string"}, "page": {"type": ["integer", "null"], "default": None}},
+            "properties": {
+                "q": {"type": "string"},
+                "page": {"type": ["integer", "null"], "default": None},
+                "limit": {"type": "integer", "minimum": 0, "maximum": 100},
+                "status": STATUS,
+            },
             "required": ["q"],
         },
         "outputSchema": {
@@ -71,6 +83,15 @@ TOOLS: list[dict[str, Any]] = [
         "inputSchema": {"type": "object", "properties": {"format": {"enum": ["csv", "pdf"]}}},
     },
     {"name": "who_am_i", "description": "The signed-in agent.", "inputSchema": {"type": "object", "properties": {}}},
+    {
+        "name": "listTickets",
+        "description": "List support tickets, newest first.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"maxResults": {"type": "integer"}, "status": STATUS, "assignee": {"type": "string"}},
+        },
+        "annotations": {"readOnlyHint": True},
+    },
 ]
 MODELS = [types.Tool.model_validate(t) for t in TOOLS]
 LOOP = sys.argv[1:2] == ["loop"]

@@ -16,7 +16,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from mock_servers import LIMITS, spec_to_dict
-from mock_servers._spec import _FAULT_FIELDS, BAD_NAME_KINDS, AnnotationMix, SchemaShapes
+from mock_servers._spec import BAD_NAME_KINDS, FAULT_FIELDS, AnnotationMix, SchemaShapes
 from mock_servers._vocabulary import DOMAINS
 from mock_servers.strategies import fleet_specs
 
@@ -69,7 +69,7 @@ def tables(keys: tuple[str, ...], value: st.SearchStrategy[Any]) -> st.SearchStr
     return st.dictionaries(st.sampled_from(keys) | st.text(max_size=6), value, max_size=len(keys))
 
 
-faults = tables(_FAULT_FIELDS, scalars | st.lists(texts, max_size=3) | st.lists(st.sampled_from(BAD_NAME_KINDS)))
+faults = tables(FAULT_FIELDS, scalars | st.lists(texts, max_size=3) | st.lists(st.sampled_from(BAD_NAME_KINDS)))
 schema_values = st.one_of(
     st.just({"type": "object"}),
     st.fixed_dictionaries({"type": st.just("object"), "properties": st.dictionaries(st.text(max_size=5), anything)}),

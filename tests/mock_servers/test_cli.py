@@ -63,6 +63,7 @@ def run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]
     )
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("processes", [1, 2])
 def test_serve_on_a_port_in_use_says_so_in_one_line_and_exits_2(processes: int) -> None:
     first = free_port_pair()
@@ -84,6 +85,7 @@ def test_serve_with_an_impossible_option_says_so_in_one_line_and_exits_2(
     assert err.count("\n") == 1 and err.startswith("mcp-fleet serve: ")
 
 
+@pytest.mark.e2e
 def test_show_into_a_pipe_closed_early_exits_quietly() -> None:
     env = {**os.environ, "PYTHONPATH": ROOT}
     command = [sys.executable, "-m", "mock_servers", "show", "realistic", "--json"]
@@ -110,7 +112,9 @@ def test_ledger_summarises_events_sessions_processes_and_faults(
     ledger.record("session_opened", "github")
     ledger.record("tools_listed", "github", page=0)
     ledger.record("fault", "github", fault="slow")
-    ledger.record("process_started", "linear", pid=2**22 + 12345)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    ledger.record("process_started", "linear", pid=gone.pid)
     assert main(["ledger", str(path)]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0].split() == ["server", "fault", "process_started", "session_opened", "tools_listed"]
@@ -131,7 +135,7 @@ def test_ledger_reports_lines_it_cannot_read_and_summarises_the_rest(
     captured = capsys.readouterr()
     assert "1 events (3 lines skipped)" in captured.out
     assert captured.err.splitlines() == [
-        f'mcp-fleet ledger: {path}: skipped line 2: no "pid" integer',
+        f'mcp-fleet ledger: {path}: skipped line 2: no "pid" that is a process id (an integer from 1 to the largest the system hands out)',
         f"mcp-fleet ledger: {path}: skipped line 3: not UTF-8 (byte 0xff at column 1)",
         f"mcp-fleet ledger: {path}: skipped line 4: not UTF-8 (byte 0xc3 at column 48); it is the last line "
         "and has no newline, so its writer was probably cut off",
@@ -147,6 +151,7 @@ def test_a_file_that_is_not_a_ledger_exits_2(tmp_path: Path, capsys: pytest.Capt
     )
 
 
+@pytest.mark.e2e
 def test_serve_large_starts_answers_and_stops_on_sigterm_leaving_no_process(tmp_path: Path) -> None:
     ledger = tmp_path / "ledger.jsonl"
     command = [sys.executable, "-m", "mock_servers", "serve", "--preset", "large", "--ledger", str(ledger)]
@@ -171,3 +176,43 @@ def test_serve_large_starts_answers_and_stops_on_sigterm_leaving_no_process(tmp_
 async def count_tools(url: str) -> int:
     async with Client(url) as client:
         return len(await list_all(client))
+
+
+def test_ledger_of_a_folder_says_it_is_a_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ledger", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == f"mcp-fleet ledger: {tmp_path} is a folder; give the ledger file in it\n"
+
+
+def test_ledger_with_forged_pids_neither_crashes_nor_reports_them_alive(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "ledger.jsonl"
+    forged = [{"event": "process_started", "server": "s", "pid": pid} for pid in (-1, 0, 2**63, 10**400)]
+    path.write_text("".join(json.dumps(event) + "\n" for event in forged))
+    Ledger(path).record("tools_listed", "s", page=0)
+
+    assert main(["ledger", str(path)]) == 0
+
+    captured = capsys.readouterr()
+    assert "processes still alive: 0" in captured.out and "1 events (4 lines skipped)" in captured.out
+    assert "Traceback" not in captured.err
+
+
+def test_serve_with_an_unknown_preset_names_the_presets(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "--preset", "nope"]) == 2
+    assert capsys.readouterr().err.startswith("mcp-fleet serve: --preset: no preset named 'nope'; presets: ")
+
+
+@pytest.mark.parametrize("command", [["serve", "seed-example"], ["stdio", "seed-example", "--server-id", "github"]])
+@pytest.mark.parametrize("where", ["missing/ledger.jsonl", "folder", "/proc/version"])
+def test_a_ledger_that_cannot_be_written_fails_at_start_with_exit_2(
+    tmp_path: Path, command: list[str], where: str
+) -> None:
+    (tmp_path / "folder").mkdir()
+    path = tmp_path / where
+
+    done = run_cli(*command, "--ledger", str(path), timeout=60)
+
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"mcp-fleet {command[0]}: cannot write the ledger {path}"), done.stderr
+    assert "Traceback" not in done.stderr

@@ -20,6 +20,7 @@ from mock_servers import (
     FleetSpec,
     HostError,
     ServerSpec,
+    _app,
     example_arguments,
     generate_tools,
     preset,
@@ -34,6 +35,7 @@ RAW = ServerSpec(id="raw", domain="crm", tool_count=7, page_size=3, raw=True, fa
 ERAS = ["auto", "legacy"]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("mode", ERAS)
 @pytest.mark.parametrize("server", [GITHUB, RAW], ids=["sdk", "raw"])
 async def test_a_fleet_added_to_the_host_is_listed_and_called_over_http(
@@ -60,6 +62,7 @@ async def test_a_fleet_added_to_the_host_is_listed_and_called_over_http(
         assert view.of("session_opened") == view.of("session_closed") == []
 
 
+@pytest.mark.e2e
 async def test_each_fleet_gets_its_own_paths_and_a_removed_fleet_answers_404(fleet_host: FleetHost) -> None:
     one = fleet_host.add_fleet(FleetSpec(servers=(GITHUB,)))
     two = fleet_host.add_fleet(FleetSpec(servers=(GITHUB,)), name="second")
@@ -75,6 +78,7 @@ async def test_each_fleet_gets_its_own_paths_and_a_removed_fleet_answers_404(fle
     fleet_host.remove_fleet(one)
 
 
+@pytest.mark.e2e
 def test_the_host_refuses_a_taken_fleet_name_and_an_invalid_spec(fleet_host: FleetHost) -> None:
     urls = fleet_host.add_fleet(FleetSpec(servers=(GITHUB,)), name="taken")
     with pytest.raises(HostError, match="taken"):
@@ -84,15 +88,16 @@ def test_the_host_refuses_a_taken_fleet_name_and_an_invalid_spec(fleet_host: Fle
     fleet_host.remove_fleet(urls)
 
 
+@pytest.mark.e2e
 def test_the_control_api_needs_the_host_token(fleet_host: FleetHost) -> None:
     request = urllib.request.Request(fleet_host.url + "/_fleet/health")
     with pytest.raises(urllib.error.HTTPError) as caught:
         urllib.request.urlopen(request, timeout=10)
     caught.value.close()
     assert caught.value.code == 403
-    assert fleet_host.health()["ok"] is True
 
 
+@pytest.mark.e2e
 async def test_http_faults_fire_and_are_recorded(fleet_host: FleetHost, tmp_path: Path) -> None:
     ledger = tmp_path / "ledger.jsonl"
     spec = FleetSpec(
@@ -151,6 +156,7 @@ async def test_serve_http_runs_a_preset_fleet_in_this_process(tmp_path: Path) ->
     assert [e["event"] for e in view.of("fleet_removed")] == ["fleet_removed"]
 
 
+@pytest.mark.e2e
 def test_a_preset_added_by_name_serves_every_server(fleet_host: FleetHost) -> None:
     urls = fleet_host.add_fleet("realistic")
     assert sorted(urls) == sorted(s.id for s in preset("realistic").servers)
@@ -190,3 +196,19 @@ def test_the_listening_socket_says_tcp_so_that_responses_are_sent_without_delay(
     # protocol 0, every HTTP response waited ~40 ms for a delayed ACK between head and body.
     with bind(0) as sock:
         assert sock.proto == socket.IPPROTO_TCP
+
+
+@pytest.mark.parametrize("server", [GITHUB, RAW], ids=["sdk", "raw"])
+async def test_a_server_refuses_sessions_beyond_its_cap_and_keeps_serving_the_open_ones(
+    server: ServerSpec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_app, "MAX_SESSIONS", 3)
+    ledger = tmp_path / "ledger.jsonl"
+    async with serve_http(FleetSpec(servers=(server,)), ledger) as urls:
+        opened = [await anyio.to_thread.run_sync(post_initialize, urls[server.id]) for _ in range(3)]
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            await anyio.to_thread.run_sync(post_initialize, urls[server.id])
+        still_open = [e["sessionId"] for e in read_ledger(ledger).sessions_open()]
+    assert refused.value.code == 503
+    refused.value.close()
+    assert still_open == opened

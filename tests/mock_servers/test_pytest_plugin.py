@@ -5,9 +5,12 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 from mock_servers import FleetArgumentError, FleetFactory, preset, read_ledger
 
@@ -30,9 +33,94 @@ def run(pytester: pytest.Pytester, source: str, *args: str) -> pytest.RunResult:
     return pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", *args)
 
 
-def test_the_readme_example_passes_as_written(pytester: pytest.Pytester) -> None:
-    result = run(pytester, readme_example())
-    result.assert_outcomes(passed=2)
+ASYNC_HOST_TEST = """
+
+import pytest
+
+
+@pytest.mark.asyncio
+async def test_an_async_test_of_the_host_uses_the_fixture_too(mcp_fleet):
+    fleet = mcp_fleet("seed-example")
+    catalog = await load_catalog(fleet.servers)
+    assert sum(len(names) for names in catalog.values()) == 160
+"""
+
+# Host projects as they come. The environment of these tests has pytest-asyncio installed (the
+# project's own tests need it); a host that installs this package alone does not get it (see
+# test_installing_the_package_brings_no_asyncio_plugin), so `-p no:asyncio` stands for its
+# absence. The third host uses pytest-asyncio itself, in strict mode.
+HOSTS = {
+    "filterwarnings-error": ("[pytest]\nfilterwarnings = error\n", ("-p", "no:asyncio"), ""),
+    "no-asyncio-at-all": ("[pytest]\n", ("-p", "no:asyncio", "-p", "no:anyio"), ""),
+    "own-asyncio-strict": (
+        "[pytest]\nasyncio_mode = strict\nasyncio_default_fixture_loop_scope = function\nfilterwarnings = error\n",
+        (),
+        ASYNC_HOST_TEST,
+    ),
+}
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("host", list(HOSTS))
+def test_the_readme_example_passes_as_written_in_a_host_project_that_sees_no_conformance_options(
+    host: str, pytester: pytest.Pytester
+) -> None:
+    ini, options, extra_tests = HOSTS[host]
+    pytester.makeini(ini)
+    pytester.makepyfile(test_host=readme_example() + extra_tests)
+
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist", *options)
+    result.assert_outcomes(passed=3 if extra_tests else 2)
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+
+    shown = pytester.runpytest_subprocess("--help", *options).stdout.str()
+    assert "mcp_fleet_check_cleanup" in shown
+    for option in ("--sut", "--sut-cmd", "--clause", "--profile", "--conformance-"):
+        assert option not in shown, f"{host}: pytest --help offers {option}"
+
+
+@pytest.mark.e2e
+def test_the_conformance_plugin_loads_when_asked_for(pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI)
+    result = pytester.runpytest_subprocess("--fixtures", "-p", "no:randomly", "-p", "conformance.plugin")
+    result.stdout.fnmatch_lines(
+        [
+            "*fixtures defined from conformance.plugin*",
+            "sut *",
+            "*fixtures defined from mock_servers.pytest_plugin*",
+            "mcp_fleet *",
+        ]
+    )
+    shown = pytester.runpytest_subprocess("--help", "-p", "conformance.plugin").stdout.str()
+    assert "--sut-cmd" in shown and "--conformance-thoroughness" in shown
+
+
+def test_installing_the_package_brings_no_asyncio_plugin() -> None:
+    """The pytest plugins of the package and of everything it requires (no extras) load in every
+    run of a host project: none of them is pytest-asyncio's, and the package's own is the fleet's."""
+    seen: set[str] = set()
+    plugins: dict[str, str] = {}
+    pending = ["mcp-adaptive-conformance"]
+    while pending:
+        name = canonicalize_name(pending.pop())
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            distribution = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            continue  # an optional dependency of a dependency, not installed
+        for entry in distribution.entry_points.select(group="pytest11"):
+            plugins[entry.value] = str(distribution.metadata["Name"])
+        for text in distribution.requires or []:
+            requirement = Requirement(text)
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                pending.append(requirement.name)
+
+    assert "pytest_asyncio.plugin" not in plugins, plugins
+    assert "conformance.plugin" not in plugins, plugins
+    assert plugins["mock_servers.pytest_plugin"] == "mcp-adaptive-conformance"
+    assert "pytest-asyncio" not in seen
 
 
 LEAKY = """
@@ -76,6 +164,7 @@ def test_opens_an_http_session_and_walks_away(mcp_fleet):
 """
 
 
+@pytest.mark.e2e
 def test_a_host_that_leaves_sessions_or_processes_behind_fails_at_teardown(pytester: pytest.Pytester) -> None:
     result = run(pytester, LEAKY + OPEN_HTTP_SESSION, "-s")
     result.assert_outcomes(passed=3, errors=2)
@@ -97,6 +186,7 @@ def test_a_host_that_leaves_sessions_or_processes_behind_fails_at_teardown(pytes
         assert [e["reason"] for e in exits] == ["SIGTERM"]
 
 
+@pytest.mark.e2e
 def test_the_ini_option_turns_the_check_off_for_a_project(pytester: pytest.Pytester) -> None:
     pytester.makeini(INI + "mcp_fleet_check_cleanup = false\n")
     pytester.makepyfile(test_host=LEAKY)
@@ -104,19 +194,7 @@ def test_the_ini_option_turns_the_check_off_for_a_project(pytester: pytest.Pytes
     pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:xdist").assert_outcomes(passed=2)
 
 
-def test_the_fixture_and_the_conformance_plugin_are_both_loaded(pytester: pytest.Pytester) -> None:
-    pytester.makeini(INI)
-    result = pytester.runpytest_subprocess("--fixtures", "-p", "no:randomly")
-    result.stdout.fnmatch_lines(
-        [
-            "*fixtures defined from conformance.plugin*",
-            "sut *",
-            "*fixtures defined from mock_servers.pytest_plugin*",
-            "mcp_fleet *",
-        ]
-    )
-
-
+@pytest.mark.e2e
 def test_loading_the_plugin_imports_no_mcp_machinery() -> None:
     code = "import sys, mock_servers.pytest_plugin; print(sorted(m for m in ('mcp', 'faker', 'uvicorn') if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

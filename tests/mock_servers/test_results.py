@@ -40,6 +40,7 @@ def test_the_same_call_gets_the_same_result_and_other_calls_get_others() -> None
     assert call_result(reseeded, "list_issues", {"limit": 5}) != first
 
 
+@pytest.mark.e2e
 def test_results_are_the_same_in_a_fresh_interpreter() -> None:
     code = (
         "import json; from mock_servers import Ledger, ServerSpec, call_result; "
@@ -157,6 +158,41 @@ def test_structured_content_takes_the_values_of_arguments_of_the_same_name() -> 
     assert isinstance(structured(server, "get_ticket", {"id": "five"})["id"], int)
 
 
+def test_an_unknown_tool_honours_only_the_limit_and_filters_its_input_schema_declares() -> None:
+    declared = {
+        "type": "object",
+        "properties": {
+            "per_page": {"type": "integer"},
+            "state": {"enum": ["open", "closed"]},
+            "sort": {"enum": ["created", "updated"]},
+        },
+    }
+    tools = (
+        ToolSpec(name="list_widgets", wire={"name": "list_widgets", "inputSchema": declared}),
+        ToolSpec(name="find_gadgets", wire={"name": "find_gadgets", "inputSchema": {"type": "object"}}),
+    )
+    server = ServerSpec(id="s", tool_count=0, tools=tools)
+    page = structured(server, "list_widgets", {"per_page": 1, "state": "closed", "sort": "updated"})
+    [widget] = page["widgets"]
+    assert widget["state"] == "closed"
+    assert "sort" not in widget  # it orders the listing; no record has it
+    # Arguments the schema does not declare are nobody's limit or filter.
+    gadgets = structured(server, "find_gadgets", {"per_page": 1, "state": "closed"})["gadgets"]
+    assert len(gadgets) >= 2 and not any("state" in g for g in gadgets)
+
+
+def test_a_limit_that_would_break_the_output_schema_is_not_applied() -> None:
+    schema = OUTPUT_SCHEMAS[0]
+    declared = {"type": "object", "properties": {"limit": {"type": "integer"}, "state": {"enum": ["open", "closed"]}}}
+    wire = {"name": "list_things", "inputSchema": declared, "outputSchema": schema}
+    server = ServerSpec(id="s", tool_count=0, tools=(ToolSpec(name="list_things", wire=wire),))
+    for n in range(10):
+        value = structured(server, "list_things", {"limit": 0, "state": "open", "n": n})
+        jsonschema.validate(value, schema)  # minItems 1: never cut to none
+        assert all(item["state"] == "open" for item in value["items"])
+    assert len(structured(server, "list_things", {"limit": 1})["items"]) == 1
+
+
 def test_an_output_schema_the_generator_cannot_satisfy_gives_an_error_result_not_a_wrong_value() -> None:
     schema = {
         "type": "object",
@@ -213,6 +249,7 @@ async def test_a_recorded_result_is_replayed_for_equal_arguments_only() -> None:
     assert {key: wire[key] for key in RECORDED} == RECORDED
 
 
+@pytest.mark.e2e
 def test_the_catalog_is_generated_without_loading_faker() -> None:
     code = (
         "import sys; from mock_servers import preset, generate_tools; "

@@ -8,13 +8,13 @@ import json
 import tempfile
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+import pytest
+from hypothesis import given
 
 from mock_servers import FleetSpec, SpecError, load_spec
 from mock_servers._cli import main
+from tests.fuzz import EXAMPLES, fuzzing
 from tests.mock_servers.spec_documents import spec_files
-
-FAST = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def written(suffix: str, data: bytes, folder: str) -> Path:
@@ -23,23 +23,35 @@ def written(suffix: str, data: bytes, folder: str) -> Path:
     return path
 
 
-@FAST
-@given(spec_files())
-def test_reading_any_spec_file_gives_a_spec_or_a_spec_error(file: tuple[str, bytes]) -> None:
-    with tempfile.TemporaryDirectory() as folder:
-        path = written(*file, folder)
-        try:
-            spec = load_spec(path)
-        except SpecError as exc:
-            assert exc.problems and all(p.source == str(path) for p in exc.problems)
-            assert all(": expected " in line for line in str(exc).splitlines())
-        else:
-            assert isinstance(spec, FleetSpec)
+@pytest.mark.parametrize("examples", EXAMPLES)
+def test_reading_any_spec_file_gives_a_spec_or_a_spec_error(examples: int) -> None:
+    @fuzzing(4 * examples)
+    @given(spec_files())
+    def check(file: tuple[str, bytes]) -> None:
+        with tempfile.TemporaryDirectory() as folder:
+            path = written(*file, folder)
+            try:
+                spec = load_spec(path)
+            except SpecError as exc:
+                assert exc.problems and all(p.source == str(path) for p in exc.problems)
+                assert all(": expected " in line for line in str(exc).splitlines())
+            else:
+                assert isinstance(spec, FleetSpec)
+
+    check()
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(spec_files())
-def test_the_cli_exits_0_or_2_with_a_message_and_never_a_traceback(file: tuple[str, bytes]) -> None:
+@pytest.mark.parametrize("examples", EXAMPLES)
+def test_the_cli_exits_0_or_2_with_a_message_and_never_a_traceback(examples: int) -> None:
+    @fuzzing(2 * examples)
+    @given(spec_files())
+    def check(file: tuple[str, bytes]) -> None:
+        _config_of(file)
+
+    check()
+
+
+def _config_of(file: tuple[str, bytes]) -> None:
     out, err = io.StringIO(), io.StringIO()
     with tempfile.TemporaryDirectory() as folder:
         path = written(*file, folder)

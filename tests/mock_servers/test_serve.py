@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import anyio
@@ -40,6 +43,7 @@ async def tool_count(url: str) -> int:
         return len(await list_all(client))
 
 
+@pytest.mark.e2e
 def test_serve_over_two_processes_gives_stable_urls_and_sigint_ends_every_process(tmp_path: Path) -> None:
     ledger = tmp_path / "ledger.jsonl"
     port = free_port_pair()
@@ -67,3 +71,34 @@ def test_serve_over_two_processes_gives_stable_urls_and_sigint_ends_every_proces
     assert [(e["pid"], e["reason"]) for e in view.of("process_exit")] == [(process.pid, "SIGINT")]
     assert sorted(e["pid"] for e in view.of("fleet_removed")) == sorted(first["pids"][1:])
     assert [e["sessionId"] for e in view.of("session_closed")] == [session]
+
+
+def test_sigterm_with_calls_in_flight_ends_serve_without_a_traceback(tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.jsonl"
+    spec = tmp_path / "slow.json"
+    spec.write_text(json.dumps({"servers": [{"id": "slow", "tool_count": 2, "faults": {"slow": 120}}]}))
+    command = [sys.executable, "-m", "mock_servers", "serve", str(spec), "--ledger", str(ledger)]
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) as process:
+        try:
+            assert process.stdout is not None and process.stderr is not None
+            url = json.loads(process.stdout.readline())["servers"]["slow"]
+            clients = [threading.Thread(target=_list_in_vain, args=(url,), daemon=True) for _ in range(3)]
+            for client in clients:
+                client.start()
+            deadline = time.monotonic() + 30
+            while len(read_ledger(ledger).faults("slow", "slow")) < 3 and time.monotonic() < deadline:
+                wait_for_pids([process.pid], 0.05)  # the three listings are in flight, each held 120 s
+
+            process.send_signal(signal.SIGTERM)
+
+            assert process.wait(30) == 0
+            assert b"Traceback" not in process.stderr.read()
+        finally:
+            if process.poll() is None:
+                process.kill()
+
+
+def _list_in_vain(url: str) -> None:
+    with contextlib.suppress(BaseException):
+        anyio.run(tool_count, url)

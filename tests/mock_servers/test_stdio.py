@@ -26,6 +26,7 @@ RAW = ServerSpec(
 FLEET = FleetSpec(servers=(GITHUB, RAW))
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 @pytest.mark.parametrize("server", [GITHUB, RAW], ids=["sdk", "raw"])
 async def test_a_stdio_server_lists_calls_and_records_its_whole_life(
@@ -52,6 +53,7 @@ async def test_a_stdio_server_lists_calls_and_records_its_whole_life(
     assert view.processes_alive() == []
 
 
+@pytest.mark.e2e
 async def test_a_server_that_fails_to_start_exits_at_once_with_status_1(tmp_path: Path) -> None:
     ledger = tmp_path / "ledger.jsonl"
     spec = FleetSpec(servers=(ServerSpec(id="dead", faults=Faults(fail_to_start=True)),))
@@ -64,6 +66,7 @@ async def test_a_server_that_fails_to_start_exits_at_once_with_status_1(tmp_path
     assert view.of("process_exit")[0]["code"] == 1
 
 
+@pytest.mark.e2e
 async def test_crash_on_list_ends_the_process_during_the_listing(tmp_path: Path) -> None:
     ledger = tmp_path / "ledger.jsonl"
     spec = FleetSpec(servers=(ServerSpec(id="s", tool_count=6, page_size=3, faults=Faults(crash_on_list=1)),))
@@ -78,6 +81,7 @@ async def test_crash_on_list_ends_the_process_during_the_listing(tmp_path: Path)
     assert view.processes_alive() == []
 
 
+@pytest.mark.e2e
 async def test_drop_mid_call_ends_the_process_after_the_call_arrived(tmp_path: Path) -> None:
     ledger = tmp_path / "ledger.jsonl"
     server = ServerSpec(id="s", tool_count=3, faults=Faults(drop_mid_call=("*",)))
@@ -92,6 +96,7 @@ async def test_drop_mid_call_ends_the_process_after_the_call_arrived(tmp_path: P
     assert view.of("process_exit")[0]["reason"] == "drop_mid_call"
 
 
+@pytest.mark.e2e
 async def test_a_hanging_listing_still_lets_the_client_close_the_server(tmp_path: Path) -> None:
     ledger = tmp_path / "ledger.jsonl"
     spec = FleetSpec(servers=(ServerSpec(id="s", tool_count=3, faults=Faults(hang_on_list=0)),))
@@ -104,6 +109,7 @@ async def test_a_hanging_listing_still_lets_the_client_close_the_server(tmp_path
     assert view.processes_alive() == []
 
 
+@pytest.mark.e2e
 def test_a_raw_server_sends_non_boolean_read_only_hints_verbatim(tmp_path: Path) -> None:
     params = stdio_params(FLEET, "raw")
     requests = [
@@ -142,6 +148,7 @@ def test_stdio_params_use_this_interpreter_and_carry_the_package_path() -> None:
     assert Path(params.args[-1]).is_absolute()
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("raw", [False, True], ids=["sdk", "raw"])
 def test_a_client_dying_mid_call_ends_the_server_quietly_with_a_record(raw: bool, tmp_path: Path) -> None:
     ledger = tmp_path / "ledger.jsonl"
@@ -174,4 +181,63 @@ def test_a_client_dying_mid_call_ends_the_server_quietly_with_a_record(raw: bool
     assert b"Traceback" not in process.stderr.read()
     process.stderr.close()
     exits = read_ledger(ledger).of("process_exit")
-    assert [e["reason"] for e in exits] in (["client gone"], ["stdin closed"])
+    assert [e["reason"] for e in exits] in (["client gone"], ["stdin closed"], ["stdout closed"])
+
+
+def _start(ledger: Path) -> subprocess.Popen[bytes]:
+    params = stdio_params("seed-example", "github", ledger)
+    return subprocess.Popen(
+        [params.command, *params.args], env=params.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+
+
+def _exchange(process: subprocess.Popen[bytes], *messages: dict[str, object]) -> None:
+    assert process.stdin is not None
+    process.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+    process.stdin.flush()
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+}
+
+
+@pytest.mark.parametrize("depth", [199, 250, 900])
+def test_a_call_nested_deeper_than_the_server_reads_is_answered_with_an_error(tmp_path: Path, depth: int) -> None:
+    process = _start(tmp_path / "ledger.jsonl")
+    assert process.stdout is not None and process.stdin is not None
+    deep: object = 1
+    for _ in range(depth):
+        deep = {"a": deep}
+    try:
+        _exchange(process, INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        assert json.loads(process.stdout.readline())["id"] == 1
+        call = {"name": "get_branch", "arguments": {"deep": deep}}
+        _exchange(process, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call})
+        refused = json.loads(process.stdout.readline())
+        _exchange(process, {"jsonrpc": "2.0", "id": 3, "method": "ping"})
+        after = json.loads(process.stdout.readline())
+    finally:
+        process.stdin.close()
+        process.wait(30)
+        process.stdout.close()
+
+    assert refused["id"] == 2 and refused["error"]["code"] == -32600, refused
+    assert after == {"jsonrpc": "2.0", "id": 3, "result": {}}
+
+
+def test_a_server_whose_stdout_the_client_closed_exits_and_records_why(tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.jsonl"
+    process = _start(ledger)
+    assert process.stdout is not None and process.stdin is not None
+    _exchange(process, INITIALIZE)
+    assert json.loads(process.stdout.readline())["id"] == 1
+
+    process.stdout.close()  # its stdin stays open
+
+    assert process.wait(30) == 0
+    process.stdin.close()
+    assert [e["reason"] for e in read_ledger(ledger).of("process_exit")] == ["stdout closed"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from mock_servers import (
     FleetHost,
     FleetSpec,
@@ -16,6 +18,8 @@ from mock_servers import (
     stdio_params,
 )
 from tests.mock_servers.mock_fleet_helpers import run_ts_client
+
+pytestmark = pytest.mark.e2e
 
 SERVER = ServerSpec(id="github", tool_count=23, page_size=10, seed=3)
 FLEET = FleetSpec(servers=(SERVER,))

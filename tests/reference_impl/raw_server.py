@@ -8,7 +8,9 @@ starts in a few tens of milliseconds. The configuration file holds::
      "exit_at_start": false,        # optional: exit before answering anything
      "hang_list": false,            # optional: never answer tools/list
      "crash_on": "name",            # optional: exit without answering a call of this tool
-     "hang_on": "name"}             # optional: never answer a call of this tool
+     "hang_on": "name",             # optional: never answer a call of this tool
+     "spawn": ["sleep", "300"],     # optional: start this child in the server's process group ("child PID")
+     "stderr_bytes": 0}             # optional: write this many bytes to stderr at start
 
 It declines ``server/discover`` so the client falls back to the ``initialize`` handshake,
 answers ``tools/list`` page by page (cursor = page number), and echoes ``tools/call``.
@@ -17,6 +19,7 @@ answers ``tools/list`` page by page (cursor = page number), and echoes ``tools/c
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -80,6 +83,12 @@ def main() -> None:
     config = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
     log = config.get("log")
     _log(log, "start")
+    if config.get("spawn"):
+        child = subprocess.Popen(config["spawn"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        _log(log, f"child {child.pid}")
+    if config.get("stderr_bytes"):
+        sys.stderr.write("e" * config["stderr_bytes"])
+        sys.stderr.flush()
     try:
         if config.get("exit_at_start"):
             return

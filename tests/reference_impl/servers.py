@@ -25,6 +25,11 @@ def tool(name: str, description: str = "", *, read_only: bool | None = None, sch
     return data
 
 
+def base_tools(count: int) -> list[dict[str, Any]]:
+    """``count`` base tools of a run (the host's own, not MCP tools): ``base_000``, ``base_001``, …"""
+    return [{"name": f"base_{i:03d}", "description": "", "inputSchema": {"type": "object"}} for i in range(count)]
+
+
 @dataclass
 class Recorder:
     """What a test server saw: listed pages and tool calls."""
@@ -97,6 +102,10 @@ class RawServer:
     @property
     def exited(self) -> bool:
         return "exit" in self.lines()
+
+    def children(self) -> list[int]:
+        """The pids of the children it started (``spawn``)."""
+        return [int(line.split()[1]) for line in self.lines() if line.startswith("child ")]
 
     def target(self) -> StdioTarget:
         return StdioTarget(command=sys.executable, args=(str(RAW_SERVER), str(self.config_file)))

@@ -74,6 +74,7 @@ async def test_a_server_that_never_stops_paginating_is_a_connection_error(monkey
     assert seen == [None, "1", "2"]
 
 
+@pytest.mark.e2e
 async def test_a_stdio_server_is_listed_page_by_page_and_its_tools_execute(tmp_path: Path) -> None:
     server = raw_server(tmp_path, "raw", [[tool("a")], [tool("b")], [tool("c", "the third page")]])
     async with open_toolset([server.config("raw")]) as toolset:
@@ -126,12 +127,14 @@ async def test_an_unreachable_http_server_is_a_connection_error_naming_it() -> N
     assert caught.value.server_id == "web"
 
 
+@pytest.mark.e2e
 async def test_a_command_that_does_not_exist_is_a_connection_error_naming_the_server() -> None:
     with pytest.raises(ServerConnectionError, match=r"server 'ghost' could not be reached or listed: FileNotFound"):
         async with open_toolset([ServerConfig("ghost", StdioTarget("/nonexistent/mcp-server"))]):
             pytest.fail("the run must not open")
 
 
+@pytest.mark.e2e
 async def test_a_server_that_exits_at_once_is_a_connection_error_naming_it(tmp_path: Path) -> None:
     gone = raw_server(tmp_path, "gone", [[]], exit_at_start=True)
     with pytest.raises(ServerConnectionError, match=r"server 'gone' could not be reached or listed") as caught:
@@ -157,6 +160,7 @@ async def test_a_server_that_does_not_finish_listing_in_time_is_a_connection_err
     assert caught.value.message == "server 'slow' did not finish listing its tools within 0.05 s"
 
 
+@pytest.mark.e2e
 async def test_the_first_failing_server_in_configuration_order_is_the_one_reported(tmp_path: Path) -> None:
     first = raw_server(tmp_path, "first", [[]], exit_at_start=True)
     second = raw_server(tmp_path, "second", [[]], exit_at_start=True)
@@ -172,6 +176,7 @@ async def test_a_target_of_an_unknown_kind_is_a_connection_error() -> None:
             pytest.fail("the run must not open")
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("page", "fragment"),
     [
@@ -237,6 +242,7 @@ async def test_failing_tool_calls_come_back_as_error_results_and_the_run_stays_u
     assert [name for name, _ in recorder.calls] == ["raises", "reports", "hangs", "works"]
 
 
+@pytest.mark.e2e
 async def test_a_server_that_dies_mid_call_gives_error_results_and_the_run_stays_usable(tmp_path: Path) -> None:
     crashing = raw_server(tmp_path, "crash", [[tool("boom"), tool("after")]], crash_on="boom")
     other = raw_server(tmp_path, "other", [[tool("still_here")]])

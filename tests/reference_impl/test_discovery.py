@@ -10,8 +10,7 @@ import pytest
 from reference_impl import DISCOVERY_TOOL, AdaptiveToolset, ServerConfig, ToolPolicy, discovery_definition, open_toolset
 from reference_impl._discovery import DEFAULT_LIMIT, MAX_LIMIT, InvalidDiscoveryArguments, parse_arguments
 
-from .servers import Recorder, memory, tool
-from .test_selection import base_tools
+from .servers import Recorder, base_tools, memory, tool
 
 FILLERS = [tool(f"aa_{i:03d}", "filler") for i in range(12)]
 

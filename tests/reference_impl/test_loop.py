@@ -20,8 +20,7 @@ from reference_impl import (
     open_toolset,
 )
 
-from .servers import Recorder, memory, tool
-from .test_selection import base_tools
+from .servers import Recorder, base_tools, memory, tool
 
 SIZE_SCHEMA: dict[str, Any] = {"type": "object", "properties": {"size": {"type": "integer"}}, "required": ["size"]}
 

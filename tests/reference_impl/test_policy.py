@@ -131,6 +131,7 @@ async def test_read_only_fails_closed_for_tools_without_annotations_or_with_a_fa
         assert found["structuredContent"]["activated"] == []
 
 
+@pytest.mark.e2e
 async def test_read_only_excludes_a_string_true_and_a_number_one_sent_as_raw_json(tmp_path: Path) -> None:
     def annotated(name: str, hint: Any) -> dict[str, Any]:
         return {"name": name, "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": hint}}
@@ -163,11 +164,16 @@ async def test_read_only_excludes_a_string_true_and_a_number_one_sent_as_raw_jso
     ],
     ids=["denied", "read-only", "outside-auto-allowed-list"],
 )
-async def test_a_pinned_tool_that_is_not_eligible_is_not_required_nor_active(policy: ToolPolicy) -> None:
+async def test_a_pinned_tool_that_is_not_eligible_is_left_out_with_a_warning(
+    policy: ToolPolicy, caplog: pytest.LogCaptureFixture
+) -> None:
     tools = [tool("pin"), tool("other", read_only=True)]
     async with open_toolset([memory("s", tools, policy=policy)]) as toolset:
         assert "s__pin" not in toolset.active_names
         assert toolset.trace.by_name("s__pin").outcome.startswith("excluded")
+    [warning] = [r for r in caplog.records if r.name == "reference_impl"]
+    assert warning.levelname == "WARNING"
+    assert "'s'" in warning.getMessage() and "'pin'" in warning.getMessage()
 
 
 async def test_pinned_tools_are_active_first_even_when_they_rank_last() -> None:

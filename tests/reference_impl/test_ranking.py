@@ -9,10 +9,8 @@ from itertools import islice
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks._catalogs import build_run, fleet, listings
-from benchmarks._scale import LONG as LONG_MESSAGE
-from benchmarks._scale import SYSTEM as SYSTEM_PROMPT
-from reference_impl import LexicalIndex, LexicalRanker, ScoreBreakdown, ToolDoc, words
+from mock_servers import generate_tools, spec_from_dict
+from reference_impl import Catalog, LexicalIndex, LexicalRanker, ScoreBreakdown, ToolDoc, words
 from reference_impl._ranking import (
     ALIAS,
     ALIASES,
@@ -507,13 +505,47 @@ _GENERATED_QUERIES = [
     "Straße ÄBC-12 x_y",
     "git-0000 git-0010 tracker-0011 chat-0014",
     "use wiki-0006 to read the page, then edit it",
-    LONG_MESSAGE,
+    # A long message that touches most domains, as a user's first message often does.
+    "Good morning! Before the release on Thursday I need a few things: the open pull requests on the main "
+    "branch that change the payment retries, the bug issues opened since last Monday and whether any of them "
+    "mention database timeouts, last night's logs of the failing deploy workflow next to the latency dashboard "
+    "of the warehouse, a short note for the incidents channel in chat, a calendar meeting on Friday to read the "
+    "release notes together, and the project milestone moved to the new date in the tracker and in the docs.",
 ]
+
+_DOMAIN_PREFIXES = (
+    ("code_hosting", "git"),
+    ("issue_tracker", "tracker"),
+    ("browser", "web"),
+    ("data_platform", "data"),
+    ("chat", "chat"),
+    ("cloud", "cloud"),
+    ("docs", "wiki"),
+    ("calendar", "cal"),
+    ("crm", "crm"),
+    ("monitoring", "mon"),
+)
+
+
+def _generated_catalog(servers: int) -> list[ToolDoc]:
+    """100 mock-fleet tools on each of ``servers`` servers (``git-0000``, ``tracker-0001``, …), domains in turn."""
+    domains = [_DOMAIN_PREFIXES[k % len(_DOMAIN_PREFIXES)] for k in range(servers)]
+    spec = spec_from_dict(
+        {
+            "seed": 100,
+            "servers": [{"id": f"{p}-{k:04d}", "domain": d, "tool_count": 100} for k, (d, p) in enumerate(domains)],
+        }
+    )
+    catalog = Catalog.from_listings({server.id: generate_tools(server) for server in spec.servers})
+    return [ToolDoc(e.qualified_name, e.server_id, e.name, e.description, e.read_only) for e in catalog.entries]
 
 
 def test_the_index_ranks_a_generated_catalog_like_the_algorithm_it_replaced() -> None:
-    tools = build_run(listings(fleet(2000, per_server=100))).docs
-    system = SYSTEM_PROMPT + " Prefer git-0010 and chat-0004 for anything urgent."
+    tools = _generated_catalog(20)
+    system = (
+        "You are an engineering assistant with code hosting, issues, a warehouse, chat, cloud and calendars. "
+        "Read before you write, and ask before deleting anything. Prefer git-0010 and chat-0004 for anything urgent."
+    )
     index, previous = LexicalIndex(tools, system), _TouchedSort(tools, system)
     for query in _GENERATED_QUERIES:
         order, matches = previous.rank(query)

@@ -21,13 +21,9 @@ from reference_impl import (
     open_toolset,
 )
 
-from .servers import memory, numbered_tools, tool
+from .servers import base_tools, memory, numbered_tools, tool
 
 DISCOVERY = "search_mcp_tools"
-
-
-def base_tools(count: int) -> list[dict[str, Any]]:
-    return [{"name": f"base_{i:03d}", "description": "", "inputSchema": {"type": "object"}} for i in range(count)]
 
 
 def _per_server(names: tuple[str, ...]) -> Counter[str]:

@@ -13,7 +13,7 @@ from reference_impl import ToolDoc, make_ranker
 from reference_impl._analysis import Analyzer, Glossary
 from reference_impl._semantic import SemanticBreakdown, SemanticIndex, SemanticParams, WordLlamaEncoder
 from reference_impl.driver import ReferenceDriver
-from tests.reference_impl.test_rankers import tool_lists
+from tests.reference_impl.strategies import tool_lists
 
 np = pytest.importorskip("numpy")
 

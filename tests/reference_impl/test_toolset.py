@@ -23,8 +23,7 @@ from reference_impl import (
     open_toolset,
 )
 
-from .servers import RawServer, Recorder, memory, numbered_tools, raw_server, tool
-from .test_selection import base_tools
+from .servers import RawServer, Recorder, base_tools, memory, numbered_tools, raw_server, tool
 
 PROVIDER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 RELEASE_SCHEMA: dict[str, Any] = {
@@ -360,6 +359,7 @@ def _failing_runs() -> dict[str, Callable[[Path], tuple[list[ServerConfig], dict
     }
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("case", list(_failing_runs()))
 async def test_a_run_that_fails_to_open_has_closed_every_server_it_started(tmp_path: Path, case: str) -> None:
     servers, options, error, fragment = _failing_runs()[case](tmp_path)
@@ -375,6 +375,7 @@ async def test_a_run_that_fails_to_open_has_closed_every_server_it_started(tmp_p
         assert lines[-1] == "exit", f"{log.name} is still running"
 
 
+@pytest.mark.e2e
 async def test_closing_a_run_closes_every_server_of_the_run(tmp_path: Path) -> None:
     servers = [_healthy(tmp_path, "a"), _healthy(tmp_path, "b")]
     async with open_toolset([s.config(n) for s, n in zip(servers, "ab", strict=True)]) as toolset:
@@ -384,6 +385,7 @@ async def test_closing_a_run_closes_every_server_of_the_run(tmp_path: Path) -> N
     assert servers[0].lines() == ["start", 'call search {"q": 1}', "exit"]
 
 
+@pytest.mark.e2e
 async def test_an_error_inside_the_run_closes_every_server_and_propagates(tmp_path: Path) -> None:
     server = _healthy(tmp_path, "a")
     with pytest.raises(KeyError, match="boom"):

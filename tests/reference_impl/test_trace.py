@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from reference_impl import DISCOVERY_TOOL, DiscoveryTrace, ServerConfig, ToolPolicy, open_toolset
 
-from .servers import memory, numbered_tools, tool
-from .test_selection import base_tools
+from .servers import base_tools, memory, numbered_tools, tool
 
 
 def _servers() -> list[ServerConfig]:

@@ -79,7 +79,7 @@ export class Run {
         try {
           const client = new Client({ name: "example-host", version: "0.1.0" });
           run.clients.set(serverId, client);
-          await client.connect(transportOf(server.transport), { timeout: 20_000 });
+          await client.connect(transportOf(server.transport), { timeout: (params.connectTimeoutSeconds ?? 20) * 1000 });
           let cursor: string | undefined;
           do {
             const page = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: (params.listTimeoutSeconds ?? 15) * 1000 });

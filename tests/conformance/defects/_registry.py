@@ -61,37 +61,54 @@ def defect(sentence: str, summary: str, *, twin: str | None = None) -> Callable[
 @dataclass(frozen=True, slots=True)
 class Variant:
     """A correct implementation that makes another allowed choice: an implementation-defined
-    point (``ID-3``) or a permission (a MAY sentence). The suite must pass it on ``clauses``."""
+    point (``ID-3``) or a permission (a MAY sentence). The suite must pass it on ``clauses``
+    (the ones its reading touches; of them, only the tests in ``tests``, modules or test
+    ids, when given), and on the whole suite, with no finding but on the SHOULD sentences of
+    ``warns``, whose advice its reading does not take."""
 
     name: str
     choice: str
     summary: str
     clauses: tuple[str, ...]
     patch: Callable[[], None]
+    warns: tuple[str, ...] = ()
+    tests: tuple[str, ...] = ()
 
 
 #: Every registered variant by name.
 VARIANT_REGISTRY: dict[str, Variant] = {}
 
 
-def variant(choice: str, summary: str, *, clauses: tuple[str, ...]) -> Callable[[_F], _F]:
+def variant(
+    choice: str,
+    summary: str,
+    *,
+    clauses: tuple[str, ...],
+    warns: tuple[str, ...] = (),
+    tests: tuple[str, ...] = (),
+) -> Callable[[_F], _F]:
     """Register the decorated patch as a variant that makes ``choice`` otherwise than the
-    reference, and must still pass the tests citing ``clauses``.
+    reference, and must still pass the tests citing ``clauses`` (of ``tests``, if given),
+    breaking at most the SHOULD sentences ``warns``.
 
     Raises:
-        ValueError: an unknown clause, or a name registered twice (as a defect or a variant).
+        ValueError: an unknown clause, a sentence of ``warns`` that is not a SHOULD sentence,
+            or a name registered twice (as a defect or a variant).
     """
     from conformance._clauses import CLAUSES
 
     unknown = [c for c in clauses if c not in CLAUSES]
     if unknown or not clauses:
         raise ValueError(f"variant for {choice!r}: clauses {unknown or clauses} are not clauses of SPEC.md")
+    binding = [s for s in warns if s not in SENTENCES or SENTENCES[s].level != "SHOULD"]
+    if binding:
+        raise ValueError(f"variant for {choice!r}: {binding} are not SHOULD sentences; a variant breaks no other")
 
     def register(patch: _F) -> _F:
         name = patch.__name__
         if name in VARIANT_REGISTRY or name in REGISTRY:
             raise ValueError(f"variant {name!r} is registered twice")
-        VARIANT_REGISTRY[name] = Variant(name, choice, summary, clauses, patch)
+        VARIANT_REGISTRY[name] = Variant(name, choice, summary, clauses, patch, warns, tests)
         return patch
 
     return register

@@ -14,7 +14,7 @@ from reference_impl.driver import _session
 from reference_impl.driver._session import ReferenceDriver
 from tests.conformance.defects._hooks import FirstRoundCall, wrap_first_round
 from tests.conformance.defects._patches import _swap
-from tests.conformance.defects._registry import defect
+from tests.conformance.defects._registry import defect, variant
 
 __all__: list[str] = []
 
@@ -73,8 +73,9 @@ def request_of_128_refused() -> None:
     _swap(_session, "assemble_request", assemble_request)
 
 
-@defect("BUD-3.4", "a refused request closes the run")
-def refused_request_closes_the_run() -> None:
+@variant("ID-16", "a request refused as too large closes its run", clauses=("BUD-3",))
+def run_closed_after_request_too_large() -> None:
+    """The run is closed, its connections with it, before the refusal is answered."""
     original = ReferenceDriver.request
 
     async def request(self: ReferenceDriver, run_id: Any, extra_tools: Any = ()) -> list[dict[str, Any]]:
@@ -82,6 +83,27 @@ def refused_request_closes_the_run() -> None:
             return await original(self, run_id, extra_tools)
         except RequestTooLargeError:
             await self.close_run(run_id)
+            raise
+
+    _swap(ReferenceDriver, "request", request)
+
+
+# Runs that have had a request refused as too large, by id.
+_REFUSED: set[Any] = set()
+
+
+@defect("BUD-3.4", "after a request refused as too large, the open run refuses every request")
+def refused_request_leaves_the_run_unusable() -> None:
+    """Neither reading of BUD-3.4: the run is neither usable nor closed."""
+    original = ReferenceDriver.request
+
+    async def request(self: ReferenceDriver, run_id: Any, extra_tools: Any = ()) -> list[dict[str, Any]]:
+        if run_id in _REFUSED:
+            raise _too_large(_budgets.REQUEST_LIMIT + 1)
+        try:
+            return await original(self, run_id, extra_tools)
+        except RequestTooLargeError:
+            _REFUSED.add(run_id)
             raise
 
     _swap(ReferenceDriver, "request", request)

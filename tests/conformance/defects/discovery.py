@@ -14,9 +14,10 @@ from reference_impl._connections import error_result
 from reference_impl._discovery import DiscoveryArguments, InvalidDiscoveryArguments
 from reference_impl._policy import Eligibility
 from reference_impl._toolset import AdaptiveToolset
+from reference_impl.driver import ReferenceDriver
 from tests.conformance.defects._hooks import AlteredIndex, MaxActive, after_search, during_search, wrap_parse
 from tests.conformance.defects._patches import _swap
-from tests.conformance.defects._registry import defect
+from tests.conformance.defects._registry import defect, variant
 
 __all__: list[str] = []
 
@@ -178,6 +179,52 @@ def large_limit_means_11() -> None:
 @defect("DSC-5.3", "a limit above 12 is not cut to 12")
 def limit_not_clamped() -> None:
     _limit(lambda given, checked: given if isinstance(given, int) and given > 12 else checked.limit)
+
+
+@defect("DSC-5.3", "a limit above 12 is refused after the call has activated 12 tools")
+def large_limit_refused_after_activating() -> None:
+    """The refusal DSC-5.3 allows, given too late: the tools stay active."""
+    original = AdaptiveToolset.search
+
+    def search(self: AdaptiveToolset, arguments: Any) -> dict[str, Any]:
+        result = original(self, arguments)
+        limit = arguments.get("limit") if isinstance(arguments, Mapping) else None
+        if isinstance(limit, int) and not isinstance(limit, bool) and limit > 12 and not result["isError"]:
+            return error_result(f"search_mcp_tools: 'limit' must be at most 12, got {limit}")
+        return result
+
+    _swap(AdaptiveToolset, "search", search)
+
+
+def _refused(when: Callable[[Any], bool], message: str) -> None:
+    """Refuse the discovery calls whose ``limit`` argument ``when`` accepts (ID-11, ID-12)."""
+
+    def parse(original: Parse, arguments: Any, known: frozenset[str]) -> DiscoveryArguments:
+        if isinstance(arguments, Mapping) and "limit" in arguments and when(arguments["limit"]):
+            raise InvalidDiscoveryArguments(f"'limit' {message}, got {arguments['limit']!r}")
+        return original(arguments, known)
+
+    wrap_parse(parse)
+
+
+@variant(
+    "ID-11",
+    "a limit above 12 is refused with an error result",
+    clauses=("DSC-2", "DSC-5"),
+    tests=("test_discovery.py",),
+)
+def limit_above_12_refused() -> None:
+    _refused(lambda limit: isinstance(limit, int) and not isinstance(limit, bool) and limit > 12, "is at most 12")
+
+
+@variant(
+    "ID-12",
+    "a null limit is refused with an error result",
+    clauses=("DSC-5",),
+    tests=("test_discovery.py::test_each_call_activates_at_most_its_limit",),
+)
+def null_limit_refused() -> None:
+    _refused(lambda limit: limit is None, "must be a positive integer when given (leave it out for 6)")
 
 
 @defect("DSC-5.4", "the dynamic capacity is checked before the call, not per tool")
@@ -352,15 +399,37 @@ def string_server_ids_taken_as_one_id() -> None:
     _rewrite(lambda a, _known: {**a, "server_ids": [a["server_ids"]]} if isinstance(a.get("server_ids"), str) else a)
 
 
-@defect("DSC-7.4", "server_ids entries that name no server are dropped when another entry is valid")
-def unknown_server_ids_dropped() -> None:
-    def rewrite(arguments: dict[str, Any], known: frozenset[str]) -> dict[str, Any]:
-        ids = arguments.get("server_ids")
-        if isinstance(ids, list) and all(isinstance(i, str) for i in ids) and any(i in known for i in ids):
-            return {**arguments, "server_ids": [i for i in ids if i in known]}
-        return arguments
+def _strangers_dropped(arguments: dict[str, Any], known: frozenset[str]) -> dict[str, Any]:
+    """The arguments without the ``server_ids`` entries that name no server of the run."""
+    ids = arguments.get("server_ids")
+    if isinstance(ids, list) and all(isinstance(i, str) for i in ids):
+        return {**arguments, "server_ids": [i for i in ids if i in known]}
+    return arguments
 
-    _rewrite(rewrite)
+
+def _names_only_strangers(toolset: AdaptiveToolset, arguments: Any) -> bool:
+    ids = arguments.get("server_ids") if isinstance(arguments, Mapping) else None
+    return isinstance(ids, list) and bool(ids) and all(isinstance(i, str) and i not in toolset._policies for i in ids)
+
+
+@defect("DSC-7.4", "server_ids entries that name no server are dropped, and a list left empty scopes nothing")
+def unknown_server_ids_widen_the_scope() -> None:
+    """``["nope"]`` becomes ``[]``, which means every server: the entry widened the scope."""
+    _rewrite(_strangers_dropped)
+
+
+@variant(
+    "ID-13",
+    "a server_ids entry that names no server of the run adds no server to the scope",
+    clauses=("DSC-7", "DSC-8"),
+)
+def unknown_server_ids_scope_nothing() -> None:
+    """Entries naming no server are left out of the scope; a list of nothing but such
+    entries is a scope of no server, which activates nothing (a success)."""
+    _rewrite(_strangers_dropped)
+    during_search(
+        eligibility=lambda t: dataclasses.replace(t._eligibility, auto_servers=frozenset()), when=_names_only_strangers
+    )
 
 
 # Scope ----------------------------------------------------------------------------------------
@@ -376,8 +445,18 @@ def empty_scope_refused() -> None:
     wrap_parse(parse)
 
 
-@defect("DSC-8.1", "an empty server_ids scopes the call to no server")
-def empty_scope_finds_nothing() -> None:
+@defect("DSC-8.1", "a null server_ids scopes the call to no server")
+def null_scope_finds_nothing() -> None:
+    during_search(
+        eligibility=lambda t: dataclasses.replace(t._eligibility, auto_servers=frozenset()),
+        when=lambda _t, arguments: (
+            isinstance(arguments, Mapping) and "server_ids" in arguments and arguments["server_ids"] is None
+        ),
+    )
+
+
+@variant("ID-14", "an empty server_ids is a scope of no server", clauses=("DSC-8",))
+def empty_server_ids_scope_nothing() -> None:
     during_search(
         eligibility=lambda t: dataclasses.replace(t._eligibility, auto_servers=frozenset()),
         when=lambda _t, arguments: isinstance(arguments, Mapping) and arguments.get("server_ids") == [],
@@ -462,10 +541,29 @@ def first_matches_in_catalog_order() -> None:
 # Permitted variants (not defects) ------------------------------------------------------------
 
 
+# The clauses whose checks need discovery to activate something: a host whose discovery
+# activates little must pass them all, never leave them in error.
+_NEEDS_ACTIVATION: tuple[str, ...] = (
+    *("CAT-4", "POL-1", "POL-4", "SEL-1", "SEL-3", "DEF-2", "DEF-3", "GATE-3", "BUD-2", "BUD-3", "ISO-1", "ISO-2"),
+    *("DSC-4", "DSC-5", "DSC-6", "DSC-8", "DSC-9"),
+)
+
+
+@variant(
+    "DSC-5.6",
+    "discovery activates a candidate only when the query is its qualified name; it claims only core",
+    clauses=_NEEDS_ACTIVATION,
+)
 def activates_only_what_it_must() -> None:
     """DSC-5.6 permits a call to activate fewer tools than its bounds allow, even none:
     this discovery activates a candidate only when the query is its qualified name, the one
     activation DSC-5.8 demands. An implementation doing so claims only the core profile."""
+    initialize = ReferenceDriver.initialize
+
+    async def core_only(self: ReferenceDriver, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        return {**await initialize(self, params), "profiles": ["core"]}
+
+    _swap(ReferenceDriver, "initialize", core_only)
 
     def index(toolset: AdaptiveToolset, base: Any) -> AlteredIndex:
         entries = toolset.catalog.entries

@@ -8,6 +8,7 @@ run ends.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -23,7 +24,7 @@ from reference_impl._policy import Eligibility
 from reference_impl._selection import select_first_round as _select_first_round
 from reference_impl.driver import _session
 from tests.conformance.defects._patches import _swap
-from tests.conformance.defects._registry import defect
+from tests.conformance.defects._registry import defect, variant
 
 __all__: list[str] = []
 
@@ -144,6 +145,34 @@ def max_active_boolean_is_a_number() -> None:
         original(self, where)
 
     _swap(ToolPolicy, "validate", validate)
+
+
+@defect("ERR-3.3", "a maxActiveTools above 96 is accepted and in effect")
+def max_active_above_96_in_effect() -> None:
+    """Only negative values are refused: 97 lets a server have 97 active tools."""
+    _swap(_config, "MAX_ACTIVE_TOOLS_LIMIT", 10**9)
+
+
+@variant(
+    "ID-17",
+    "a maxActiveTools above 96 counts as 96, with a warning",
+    clauses=("ERR-3",),
+    tests=("test_errors.py::test_max_active_tools_above_96_is_refused_or_counts_as_96",),
+)
+def max_active_above_96_clamped() -> None:
+    original = ToolPolicy.from_wire.__func__  # type: ignore[attr-defined]
+
+    def from_wire(cls: type[ToolPolicy], data: Any, where: str = "policy") -> ToolPolicy:
+        value = data.get("maxActiveTools") if isinstance(data, Mapping) else None
+        if isinstance(value, int) and not isinstance(value, bool) and value > 96:
+            logging.getLogger("reference_impl").warning(
+                "%s.maxActiveTools %d counts as 96, its largest value", where, value
+            )
+            data = {**data, "maxActiveTools": 96}
+        policy: ToolPolicy = original(cls, data, where)
+        return policy
+
+    _swap(ToolPolicy, "from_wire", classmethod(from_wire))
 
 
 @defect("ERR-3.4", "an unknown sideEffects value is read as allow")
@@ -346,8 +375,9 @@ def empty_name_position_lost() -> None:
     _when_the_name_is_empty(make)
 
 
+@variant("ID-4", "a malformed tool definition is left out, not failing the run", clauses=("ERR-8",))
 def malformed_tools_left_out() -> None:
-    """ID-4's other choice, which is no defect: a malformed tool is left out, the rest stays."""
+    """A malformed tool is left out, the rest of its server's listing stays."""
     _unchecked_listing()
     original = Catalog.from_listings.__func__  # type: ignore[attr-defined]
 
@@ -361,21 +391,6 @@ def malformed_tools_left_out() -> None:
         return catalog
 
     _swap(Catalog, "from_listings", classmethod(from_listings))
-
-
-#: Implementation-defined choices other than the reference's (sentence, patch): a driver
-#: making one must still pass every check of the sentence's clause.
-VARIANTS: dict[str, tuple[str, Callable[[], None]]] = {
-    "malformed_tools_left_out": ("ERR-8.2", malformed_tools_left_out),
-}
-
-
-def run_variant(name: str) -> None:
-    """Run the reference stdio driver with one variant applied (``python -c``; see ``VARIANTS``)."""
-    VARIANTS[name][1]()
-    from reference_impl.driver.__main__ import main
-
-    main([])
 
 
 # Closing ----------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reference_impl import _connections
+from reference_impl import _connections, _stdio
 from reference_impl._discovery import DISCOVERY_TOOL
 from reference_impl._toolset import AdaptiveToolset
 from tests.conformance.defects._patches import _refused_by_gate, _swap
@@ -121,3 +121,15 @@ def call_time_out_ignored() -> None:
         self.call_timeout = None
 
     _swap(_connections.Connection, "__init__", __init__)
+
+
+@defect("GATE-4.5", "a lone surrogate in a call's arguments is written to the server and loses it")
+def surrogate_loses_the_server() -> None:
+    """Arguments go out unchecked, and a stdio link whose writer fails on them gives up, as the
+    MCP SDK's own writers do (over HTTP the SDK gives up by itself)."""
+    _swap(_connections, "unencodable", lambda value, path="$": None)
+
+    async def _refuse(self: _stdio._Link, message: Any, error: Exception) -> None:
+        await self.to_session.aclose()
+
+    _swap(_stdio._Link, "_refuse", _refuse)

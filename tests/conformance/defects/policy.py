@@ -10,7 +10,7 @@ from typing import Any
 from reference_impl import _config, _policy, _selection, _toolset, _trace
 from reference_impl._catalog import Catalog, CatalogEntry
 from reference_impl._config import ServerConfig, ToolPolicy
-from reference_impl._errors import SelectionError
+from reference_impl._errors import ConfigurationError, SelectionError
 from reference_impl._policy import Eligibility
 from reference_impl._selection import FirstRound
 from reference_impl._toolset import AdaptiveToolset
@@ -276,6 +276,14 @@ def read_only_only_in_auto() -> None:
     _exclusion(rule)
 
 
+@defect("POL-5.1", "sideEffects readOnly is ignored: every server runs as under allow")
+def read_only_ignored() -> None:
+    """A host with no read-only handling: ``readOnly`` excludes nothing, in the first round
+    or in discovery. Checks of other clauses whose oracles apply read-only (the catalog's
+    annotations, pinned tools, discovery under a policy) are inconclusive, naming POL-5."""
+    _patch_read_only(lambda _entry: True)
+
+
 @defect("POL-5.2", "readOnly admits tools that have no annotations")
 def missing_annotation_is_read_only() -> None:
     """A tool without annotations counts as read-only (fails open)."""
@@ -436,6 +444,51 @@ def pinned_exempt_from_auto_allowed_tools() -> None:
     _exclusion(rule)
 
 
+def _refuse_excluded_pins(message: Callable[[str, list[tuple[str, str]]], str]) -> None:
+    """Fail every run with a pinned tool its policy excludes: a configuration error whose
+    message is ``message(server id, [(tool, why excluded)])``."""
+    resolve = _policy.resolve_policies
+
+    def resolve_policies(servers: Sequence[ServerConfig], catalog: Catalog) -> Eligibility:
+        eligibility = resolve(servers, catalog)
+        for server in servers:
+            excluded = [
+                (e.name, eligibility.excluded[e.index])
+                for e in catalog.by_server.get(server.id, [])
+                if e.name in server.policy.pinned_tools and e.index in eligibility.excluded
+            ]
+            if excluded:
+                raise ConfigurationError(message(server.id, excluded))
+        return eligibility
+
+    _swap(_toolset, "resolve_policies", resolve_policies)
+
+
+@variant(
+    "ID-9",
+    "a pinned tool its policy excludes fails the run with a configuration error naming it",
+    clauses=("POL-7", "SEL-3"),
+    tests=(
+        "test_policy.py",
+        "test_selection.py::test_required_tools_are_checked_against_max_active_tools_when_the_run_opens",
+    ),
+)
+def excluded_pin_refused() -> None:
+    _refuse_excluded_pins(
+        lambda server_id, excluded: (
+            f"server {server_id!r} pins tools its policy excludes: "
+            + ", ".join(f"{name!r} ({why})" for name, why in excluded)
+            + "; unpin them or change the policy"
+        )
+    )
+
+
+@defect("POL-7.2", "a pinned tool its policy excludes fails the run without a word of which tool")
+def excluded_pin_refused_without_naming_it() -> None:
+    """The refusal POL-7 allows, made unusable: the administrator cannot tell which pin to fix."""
+    _refuse_excluded_pins(lambda server_id, _excluded: f"server {server_id!r} has an invalid pinnedTools")
+
+
 # POL-8, POL-9 -----------------------------------------------------------------------------
 
 
@@ -512,7 +565,7 @@ def qualified_policy_names() -> None:
 @variant(
     "ID-3",
     "pinned and allowlisted names the server does not offer are ignored, not an error",
-    clauses=tuple(f"POL-{n}" for n in range(1, 10)),
+    clauses=("POL-8",),
 )
 def unknown_policy_names_ignored() -> None:
     """Names the server does not offer are dropped from the policy; an allowedTools that

@@ -7,14 +7,18 @@ shut down, so that the toolset behind them stays conformant.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
+import math
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping
 from typing import Any
 
 from reference_impl import _toolset
+from reference_impl._connections import DEFAULT_CONNECT_TIMEOUT
 from reference_impl._toolset import AdaptiveToolset
 from reference_impl.driver import __main__ as stdio
 from reference_impl.driver import _session
@@ -140,5 +144,52 @@ def detached_process_outlives_the_driver() -> None:
         child = [sys.executable, "-c", "import signal; signal.pause()"]
         _DETACHED.append(subprocess.Popen(child, stdin=subprocess.DEVNULL, start_new_session=True))
         await original(driver)
+
+    _swap(stdio, "serve", serve)
+
+
+def _open_toolset_with(connect_timeout: float) -> None:
+    """Every run's servers get ``connect_timeout`` for their handshake, whatever run.open says."""
+    original = _toolset.open_toolset
+
+    def open_toolset(*args: Any, **kwargs: Any) -> Any:
+        return original(*args, **{**kwargs, "connect_timeout": connect_timeout})
+
+    _swap(_session, "open_toolset", open_toolset)
+
+
+@defect("PRO-9.1", "the MCP handshake has no time limit: a silent server holds run.open for ever")
+def handshake_unbounded() -> None:
+    """Only listing is bounded; a server that never answers ``initialize`` is waited for."""
+    _open_toolset_with(math.inf)
+
+
+@defect("PRO-9.2", "connectTimeoutSeconds is ignored: the driver's own 20 s handshake limit applies")
+def connect_timeout_ignored() -> None:
+    _open_toolset_with(DEFAULT_CONNECT_TIMEOUT)
+
+
+@defect("PRO-7.2", "SIGTERM is noticed only between requests: a run.open in flight holds the driver")
+def signals_wait_for_the_request_in_flight() -> None:
+    """The serving loop answers one request at a time and looks at the signal flag between them."""
+
+    async def serve(driver: Any) -> None:
+        server = stdio.Server(driver)
+        loop = asyncio.get_running_loop()
+        stopped = asyncio.Event()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stopped.set)
+        try:
+            while not server.done and not stopped.is_set():
+                line = await loop.run_in_executor(None, sys.stdin.buffer.readline)
+                if not line:
+                    break
+                if line.strip():
+                    reply = await server.handle(line)
+                    if reply is not None:
+                        sys.stdout.buffer.write(stdio.encode(reply))
+                        sys.stdout.buffer.flush()
+        finally:
+            await driver.aclose()
 
     _swap(stdio, "serve", serve)

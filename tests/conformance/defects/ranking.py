@@ -257,16 +257,18 @@ def write_penalty_without_read_signal() -> None:
 
 @defect(
     "RNK-6.6",
-    "under read intent a write tool is never ranked, so never activated",
+    "under read intent discovery never activates a write tool",
     twin="read_intent_hides_write_tools",
 )
 def read_intent_hides_write_tools() -> None:
-    """Read intent takes the write-shaped tools out of both rankings: neither the first round
-    nor discovery can activate them, as if they were ineligible."""
+    """Read intent takes the write-shaped tools out of discovery's candidates, as if it made
+    them ineligible: a write tool the query hits is never activated. The first round still
+    takes them; a first round that dropped them too would break SEL-2.2 as well, which takes
+    tools whatever they score."""
     original = LexicalIndex._walk
 
     def _walk(self: LexicalIndex, query: str, everything: bool) -> Iterator[int]:
-        hide = self._write_shaped if self._parse(query).read_intent else set()
+        hide = self._write_shaped if not everything and self._parse(query).read_intent else set()
         return (i for i in original(self, query, everything) if i not in hide)
 
     _swap(LexicalIndex, "_walk", _walk)

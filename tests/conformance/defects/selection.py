@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from reference_impl import _selection, _trace
 from reference_impl._budgets import DEFAULT_MAX_ACTIVE_TOOLS, FAIRNESS_CAP
-from reference_impl._config import ToolPolicy
+from reference_impl._config import ServerConfig, ToolPolicy
 from reference_impl._policy import Eligibility
 from reference_impl._selection import FirstRound
 from reference_impl._toolset import AdaptiveToolset
@@ -26,7 +26,7 @@ from tests.conformance.defects._hooks import (
     wrap_first_round,
 )
 from tests.conformance.defects._patches import _swap
-from tests.conformance.defects._registry import defect
+from tests.conformance.defects._registry import defect, variant
 
 __all__: list[str] = []
 
@@ -156,26 +156,106 @@ def order_rotates_with_each_run() -> None:
     mcp_order(rotate)
 
 
-@defect("SEL-4.2", "active tools are listed server by server, in the servers' configured order")
-def definitions_grouped_by_configured_server() -> None:
-    def grouped(toolset: AdaptiveToolset, mcp: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        position = {server.id: k for k, server in enumerate(toolset.servers)}
-        by_name = {e.exposed_name: e.server_id for e in toolset.catalog.entries}
-        return sorted(mcp, key=lambda d: position[by_name[d["name"]]])
+@defect("SEL-4.2", "equal scores are ordered by the servers' configured order, then by qualified name")
+def ties_by_configured_server() -> None:
+    """Where a cap or the capacity cuts between equal scores, the servers configured first win."""
 
-    mcp_order(grouped)
+    def select(call: FirstRoundCall) -> FirstRound:
+        position = {server.id: k for k, server in enumerate(call.servers)}
+
+        def reordered(order: Iterator[int], query: str) -> Iterator[int]:
+            def key(i: int) -> tuple[float, int, str]:
+                entry = call.catalog.entries[i]
+                return (-call.index.breakdown(i, query).total, position[entry.server_id], entry.qualified_name)
+
+            return iter(sorted(order, key=key))
+
+        return call.select(index=AlteredIndex(call.index, order=reordered))
+
+    wrap_first_round(select)
 
 
-@defect("SEL-4.3", "active tools are listed in the order their servers listed them")
-def definitions_in_listing_order() -> None:
+@defect("SEL-4.3", "the first round walks the tools in the order their servers listed them")
+def first_round_in_listing_order() -> None:
     positions = listing_positions()
 
-    def listed(toolset: AdaptiveToolset, mcp: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        where = positions.get(id(toolset.catalog), {})
-        qualified = {e.exposed_name: e.qualified_name for e in toolset.catalog.entries}
-        return sorted(mcp, key=lambda d: where.get(qualified[d["name"]], 0))
+    def select(call: FirstRoundCall) -> FirstRound:
+        where = positions.get(id(call.catalog), {})
 
-    mcp_order(listed)
+        def listed(order: Iterator[int], _query: str) -> Iterator[int]:
+            return iter(sorted(order, key=lambda i: where.get(call.catalog.entries[i].qualified_name, 0)))
+
+        return call.select(index=AlteredIndex(call.index, order=listed))
+
+    wrap_first_round(select)
+
+
+@variant(
+    "ID-1",
+    "active tools listed in configuration order: server by server as configured, each as its server listed them",
+    clauses=("SEL-4",),
+    warns=("SEL-4.5",),
+    tests=("test_selection.py::test_same_input_same_definitions_whatever_the_order",),
+)
+def definitions_in_configuration_order() -> None:
+    """The same tools as the reference, in an order that follows the configuration: a
+    reading R10 allows but does not recommend (SEL-4.5), since reordering servers or
+    listings then changes the definitions a provider caches."""
+    positions = listing_positions()
+
+    def configured(toolset: AdaptiveToolset, mcp: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        server_position = {server.id: k for k, server in enumerate(toolset.servers)}
+        where = positions.get(id(toolset.catalog), {})
+        entry = {e.exposed_name: e for e in toolset.catalog.entries}
+        return sorted(
+            mcp,
+            key=lambda d: (server_position[entry[d["name"]].server_id], where.get(entry[d["name"]].qualified_name, 0)),
+        )
+
+    mcp_order(configured)
+
+
+def _ranked_first_round(call: FirstRoundCall, ranked_room: Callable[[ServerConfig, int], int]) -> FirstRound:
+    """The reference's required tools and checks, then the walk with each auto server
+    taking ``ranked_room(server, its required tools)`` ranked tools at most."""
+    chosen = call.select()
+    e = call.eligibility
+    active = [i for i in chosen.active if chosen.outcomes[i] == _trace.REQUIRED]
+    outcomes = dict.fromkeys(active, _trace.REQUIRED)
+    room = {s.id: ranked_room(s, len(e.required[s.id])) for s in call.servers if s.id in e.auto_servers}
+    slots = call.budgets.first_round_capacity - len(active)
+    for i in call.index.order(call.user_message):
+        if slots <= 0:
+            break
+        server_id = call.server_of(i)
+        if room.get(server_id, 0) <= 0 or i in outcomes or not e.is_eligible(i):
+            continue
+        active.append(i)
+        outcomes[i] = _trace.SELECTED
+        room[server_id] -= 1
+        slots -= 1
+    return FirstRound(active=tuple(active), outcomes=outcomes)
+
+
+@variant(
+    "ID-10",
+    "the first-round cap of 12 counts only the ranked tools, not the required ones",
+    clauses=("SEL-1",),
+    tests=("test_selection.py::test_first_round_fills_to_the_policy_determined_count",),
+)
+def cap_of_12_counts_ranked_tools_only() -> None:
+    """A server takes up to 12 ranked tools after its required ones, within its maxActiveTools."""
+    wrap_first_round(
+        lambda call: _ranked_first_round(
+            call, lambda s, required: min(FAIRNESS_CAP, s.policy.max_active_tools - required)
+        )
+    )
+
+
+@defect("SEL-1.1", "12 ranked tools after the required ones, past maxActiveTools")
+def ranked_cap_past_max_active() -> None:
+    """The other reading of the cap of 12 (ID-10) without its bound: maxActiveTools."""
+    wrap_first_round(lambda call: _ranked_first_round(call, lambda _s, _required: FAIRNESS_CAP))
 
 
 @defect("SEL-4.4", "a run opened without a userMessage is ranked against a stock text, not an empty message")
@@ -229,12 +309,25 @@ def walk_stops_at_a_capped_server() -> None:
     wrap_first_round(select)
 
 
-@defect("SEL-6.1", "the per-server first-round cap is a fair share of the capacity, not 12")
+@defect("SEL-1.2", "the per-server first-round cap is a fair share of the capacity, not 12")
 def fair_share_cap() -> None:
     def select(call: FirstRoundCall) -> FirstRound:
         auto = len(call.eligibility.auto_servers)
         if not auto:
             return call.select()
         return _with_cap(max(1, call.budgets.first_round_capacity // auto), call)
+
+    wrap_first_round(select)
+
+
+@defect("SEL-6.1", "with four auto servers or more, each keeps a first-round place free: 11 tools, not 12")
+def a_place_kept_free_per_server() -> None:
+    """The worked example's own shape (four auto servers) is the only one it changes: the
+    properties draw at most three servers, so only the worked example shows it."""
+
+    def select(call: FirstRoundCall) -> FirstRound:
+        if len(call.eligibility.auto_servers) >= 4:
+            return _with_cap(FAIRNESS_CAP - 1, call)
+        return call.select()
 
     wrap_first_round(select)

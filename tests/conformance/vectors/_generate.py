@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from conformance._clauses import SENTENCES
 from reference_impl import LexicalRanker, ToolDoc, qualified_name, words
 from reference_impl._ranking import ALIASES, READ_SIGNALS, fires, names_server
 from tests.conformance.vectors._cases import GROUPS, Case, Group
@@ -19,6 +20,8 @@ from tests.conformance.vectors._cases import GROUPS, Case, Group
 __all__ = ["VECTORS_PATH", "document", "render"]
 
 VECTORS_PATH = Path(__file__).resolve().parents[3] / "conformance" / "vectors" / "lexical.json"
+# Sentences in the order of SPEC.md.
+_SENTENCE_ORDER = list(SENTENCES)
 
 DESCRIPTION = (
     "Exact scores and orders of the lexical profile of conformance/SPEC.md "
@@ -92,6 +95,8 @@ def _case(group: Group, number: int, case: Case, docs: Sequence[ToolDoc]) -> dic
         "id": f"{group.id}-{number:02d}",
         "description": case.description,
         "clauses": sorted(case.clauses, key=_clause_key),
+        "isolates": sorted(case.isolates, key=_SENTENCE_ORDER.index),
+        "assumes": sorted(case.assumes, key=_SENTENCE_ORDER.index),
         "systemPrompt": case.system_prompt,
         "userMessage": message,
         "messageWords": _distinct_words(message),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError
 from pathlib import Path
@@ -66,6 +67,7 @@ async def test_another_protocol_version_is_invalid_params() -> None:
     assert "protocolVersion '2' is not supported" in caught.value.message
 
 
+@pytest.mark.e2e
 async def test_a_run_opens_answers_definitions_calls_requests_and_closes_its_servers(tmp_path: Path) -> None:
     github = _server(tmp_path, "github")
     driver = ReferenceDriver()
@@ -106,6 +108,7 @@ async def test_a_run_opens_answers_definitions_calls_requests_and_closes_its_ser
     assert caught.value.kind == "unknown_run"
 
 
+@pytest.mark.e2e
 async def test_omitted_run_fields_take_their_defaults(tmp_path: Path) -> None:
     driver = ReferenceDriver()
     run_id = await driver.open_run({"servers": [{"id": "s", "transport": _server(tmp_path, "s").transport()}]})
@@ -221,6 +224,7 @@ async def test_malformed_run_open_params_are_invalid_params_naming_the_path(para
     assert caught.value.message.startswith(f"run.open: {path}: ")
 
 
+@pytest.mark.e2e
 async def test_a_stdio_transport_keeps_its_args_and_env(tmp_path: Path) -> None:
     server = _server(tmp_path, "s")
     transport = {**server.transport(), "env": {"EXAMPLE": "1"}}
@@ -249,6 +253,7 @@ async def test_a_run_id_that_is_not_a_string_is_invalid_params(run_id: Any) -> N
         assert (caught.value.kind, caught.value.code, caught.value.path) == ("invalid_params", -32602, "$.runId")
 
 
+@pytest.mark.e2e
 async def test_call_and_request_params_are_checked_against_the_schema(tmp_path: Path) -> None:
     driver = ReferenceDriver()
     run_id = await driver.open_run({"servers": [{"id": "s", "transport": _server(tmp_path, "s").transport()}]})
@@ -265,6 +270,7 @@ async def test_call_and_request_params_are_checked_against_the_schema(tmp_path: 
     await driver.aclose()
 
 
+@pytest.mark.e2e
 async def test_a_failed_open_reports_its_error_after_every_started_server_has_exited(tmp_path: Path) -> None:
     healthy = _server(tmp_path, "healthy")
     gone = _server(tmp_path, "gone", exit_at_start=True)
@@ -310,6 +316,7 @@ async def test_an_http_server_that_refuses_connections_is_a_connection_error() -
             await ReferenceDriver().open_run({"servers": [{"id": "web", "transport": {"type": "http", "url": url}}]})
 
 
+@pytest.mark.e2e
 async def test_runs_are_isolated_and_closing_the_driver_closes_every_run(tmp_path: Path) -> None:
     servers = [_server(tmp_path, f"s{i}", *(tool(f"t{j:02d}", "widget") for j in range(14))) for i in range(2)]
     driver = ReferenceDriver()
@@ -328,6 +335,7 @@ async def test_runs_are_isolated_and_closing_the_driver_closes_every_run(tmp_pat
         await driver.definitions(first)
 
 
+@pytest.mark.e2e
 async def test_a_call_past_call_timeout_seconds_is_an_error_result_and_the_run_goes_on(tmp_path: Path) -> None:
     server = _server(tmp_path, "s", tool("stuck"), tool("search"), hang_on="stuck")
     driver = ReferenceDriver()
@@ -344,6 +352,7 @@ async def test_a_call_past_call_timeout_seconds_is_an_error_result_and_the_run_g
     assert server.lines() == ["start", "hang stuck", "call search {}", "exit"]
 
 
+@pytest.mark.e2e
 async def test_without_call_timeout_seconds_the_driver_applies_its_own_limit(tmp_path: Path) -> None:
     server = _server(tmp_path, "s", tool("stuck"), hang_on="stuck")
     driver = ReferenceDriver(call_timeout=0.2)
@@ -351,3 +360,36 @@ async def test_without_call_timeout_seconds_the_driver_applies_its_own_limit(tmp
     assert "within 0.2 s" in (await driver.call(run_id, "s__stuck", {}))["content"][0]["text"]
     await driver.aclose()
     assert ReferenceDriver().call_timeout == 20.0
+
+
+async def test_a_run_beyond_the_drivers_limit_is_a_connection_error_saying_so_and_the_open_ones_stay() -> None:
+    driver = ReferenceDriver(max_runs=2)
+    opened = [await driver.open_run({"servers": []}) for _ in range(2)]
+
+    with pytest.raises(ServerConnectionError) as refused:
+        await driver.open_run({"servers": []})
+
+    assert refused.value.message == (
+        "this driver has 2 runs open, its limit; close a run (run.close) before opening another"
+    )
+    assert [await driver.definitions(run_id) for run_id in opened] == [[], []]
+    await driver.close_run(opened[0])
+    assert await driver.open_run({"servers": []}) == "run-3"
+    await driver.aclose()
+
+
+async def test_requests_naming_a_run_still_being_opened_wait_for_it_and_keep_their_order(tmp_path: Path) -> None:
+    server = raw_server(tmp_path, "s", [[tool("a")]])
+    driver = ReferenceDriver()
+    opening = asyncio.create_task(driver.open_run({"servers": [{"id": "s", "transport": server.transport()}]}))
+    await asyncio.sleep(0)  # run.open has taken its id and is connecting
+    listed = asyncio.create_task(driver.definitions("run-1"))
+    closed = asyncio.create_task(driver.close_run("run-1"))
+    late = asyncio.create_task(driver.definitions("run-1"))
+
+    assert await opening == "run-1"
+    assert [tool["name"] for tool in await listed] == ["search_mcp_tools", "s__a"]
+    await closed
+    with pytest.raises(DriverError, match="no open run with runId 'run-1'"):
+        await late
+    assert server.exited

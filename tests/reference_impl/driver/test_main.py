@@ -99,6 +99,7 @@ async def test_a_notification_gets_no_answer_even_when_it_would_fail(notificatio
     assert not server.done
 
 
+@pytest.mark.e2e
 async def test_a_notification_is_never_executed(tmp_path: Path) -> None:
     raw = raw_server(tmp_path, "s", [[tool("a")]])
     driver = ReferenceDriver()
@@ -197,6 +198,7 @@ async def test_extra_tools_that_are_not_a_list_are_invalid_params() -> None:
     assert answer["error"]["data"]["kind"] == "invalid_params"
 
 
+@pytest.mark.e2e
 async def test_design_outcomes_are_code_32000_with_their_kind(tmp_path: Path) -> None:
     server = Server(ReferenceDriver())
     healthy = raw_server(tmp_path, "healthy", [[tool("a"), tool("b"), tool("c")]])
@@ -273,6 +275,7 @@ async def test_serve_answers_line_by_line_skips_blank_lines_and_stops_after_shut
     assert answers[2] == {"jsonrpc": "2.0", "id": 2, "result": {}}
 
 
+@pytest.mark.e2e
 async def test_serve_closes_open_runs_when_stdin_ends(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     server = raw_server(tmp_path, "s", [[tool("a")]])
     out = _stdio(monkeypatch, _request("run.open", _open_params(server)))
@@ -366,6 +369,7 @@ def child() -> Iterator[_Child]:
     process.close()
 
 
+@pytest.mark.e2e
 def test_the_child_driver_answers_initialize(child: _Child) -> None:
     answer = child.send("initialize", {"protocolVersion": "1"}, "init")
     assert answer["id"] == "init"
@@ -373,6 +377,7 @@ def test_the_child_driver_answers_initialize(child: _Child) -> None:
     assert answer["result"]["profiles"] == ["core", "lexical"]
 
 
+@pytest.mark.e2e
 def test_the_child_driver_answers_garbage_with_a_parse_error_and_keeps_going(child: _Child) -> None:
     assert child.send_line("this is not json")["error"]["code"] == -32700
     assert child.send_line("[]")["error"]["code"] == -32600
@@ -381,6 +386,7 @@ def test_the_child_driver_answers_garbage_with_a_parse_error_and_keeps_going(chi
     assert child.send("initialize", {}, 4)["result"]["name"] == "reference_impl"
 
 
+@pytest.mark.e2e
 def test_the_child_driver_runs_a_whole_session_over_stdio_servers(child: _Child, tmp_path: Path) -> None:
     # Four pages; "search" ranks first, then hidden_00..10 fill the cap of 12; hidden_11..15 stay in the catalog.
     hidden = [tool(f"hidden_{i:02d}", "widget") for i in range(16)]
@@ -400,6 +406,8 @@ def test_the_child_driver_runs_a_whole_session_over_stdio_servers(child: _Child,
     assert called == {"content": [{"type": "text", "text": "raw hidden_11 ok"}], "isError": False}
     no_arguments = child.send("run.call", {"runId": run_id, "name": "s__search"}, 14)["result"]
     assert no_arguments["isError"] is False
+    null_arguments = child.send("run.call", {"runId": run_id, "name": "s__search", "arguments": None}, 16)["error"]
+    assert (null_arguments["code"], null_arguments["data"]["path"]) == (-32602, "$.arguments")
     request = child.send("run.request", {"runId": run_id}, 15)["result"]["tools"]
     assert len(request) == 14
     too_large = child.send("run.request", {"runId": run_id, "extraTools": _definitions("x", 115)})
@@ -409,6 +417,7 @@ def test_the_child_driver_runs_a_whole_session_over_stdio_servers(child: _Child,
     assert server.lines() == ["start", 'call hidden_11 {"n": 1}', "call search {}", "exit"]
 
 
+@pytest.mark.e2e
 def test_the_child_driver_reports_open_failures_with_their_kind(child: _Child, tmp_path: Path) -> None:
     gone = raw_server(tmp_path, "gone", [[]], exit_at_start=True)
     failed = child.send("run.open", {"servers": [{"id": "g", "transport": gone.transport()}]})
@@ -428,6 +437,7 @@ def test_the_child_driver_reports_open_failures_with_their_kind(child: _Child, t
     assert bad_transport["error"]["data"]["kind"] == "invalid_params"
 
 
+@pytest.mark.e2e
 def test_the_child_driver_turns_a_tool_call_past_call_timeout_seconds_into_an_error_result(
     child: _Child, tmp_path: Path
 ) -> None:
@@ -447,6 +457,7 @@ def test_the_child_driver_turns_a_tool_call_past_call_timeout_seconds_into_an_er
     assert read_ledger(ledger).faults("slow", "slow")
 
 
+@pytest.mark.e2e
 def test_shutdown_closes_open_runs_and_ends_the_child_process(tmp_path: Path) -> None:
     process = _Child()
     try:
@@ -459,6 +470,7 @@ def test_shutdown_closes_open_runs_and_ends_the_child_process(tmp_path: Path) ->
         process.close()
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_closes_every_run_and_ends_the_child_process(tmp_path: Path, signum: signal.Signals) -> None:
     process = _Child()

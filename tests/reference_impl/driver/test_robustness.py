@@ -16,6 +16,7 @@ import subprocess
 import sys
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -117,6 +118,7 @@ def test_a_value_echoed_in_an_error_is_clipped(text: str, size: int) -> None:
     assert len(encode(reply)) < 20_000
 
 
+@pytest.mark.e2e
 def test_a_stream_of_hostile_lines_is_answered_in_order_by_the_real_driver() -> None:
     lines = [
         b"[" * 5000,

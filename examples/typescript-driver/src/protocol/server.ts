@@ -81,7 +81,8 @@ export function serve(driver: Driver, schemas: Schemas): void {
   process.on("unhandledRejection", (reason) => log(`unhandled rejection: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`));
 }
 
-async function answer(driver: Driver, schemas: Schemas, id: Id, method: string, rawParams: unknown): Promise<string> {
+/** The reply line to one request: the method's result, or the error it ends in (P14 to P16, P33). */
+export async function answer(driver: Driver, schemas: Schemas, id: Id, method: string, rawParams: unknown): Promise<string> {
   const run = driver.methods.get(method);
   if (run === undefined) return errorLine(id, new RpcError(METHOD_NOT_FOUND, `unknown method '${method}'`));
   const params = rawParams === undefined || rawParams === null ? {} : rawParams;

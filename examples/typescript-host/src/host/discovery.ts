@@ -2,6 +2,10 @@
  * The discovery tool `search_mcp_tools` (SPEC.md DSC-1 to DSC-10): checks the agent's
  * arguments, ranks the candidates with the first-round scorer on the agent's query, and
  * activates the relevant ones within the limits.
+ *
+ * Readings this host takes where SPEC.md lets it choose: a `limit` above 12 is refused, as
+ * its schema says (ID-11); a `server_ids` entry that names no server of the run adds no
+ * server to the scope, so a list of nothing but such entries finds nothing (ID-13).
  */
 import type { CatalogTool, Definition } from "./catalog.js";
 import { show } from "./errors.js";
@@ -28,6 +32,8 @@ export const DISCOVERY_TOOL: Definition = {
       },
       limit: {
         type: "integer",
+        minimum: 1,
+        maximum: MAX_LIMIT,
         description: `How many tools to activate at most (default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT}).`,
       },
     },
@@ -37,8 +43,8 @@ export const DISCOVERY_TOOL: Definition = {
 
 export interface DiscoveryRequest {
   readonly query: string;
-  /** Empty: every server. */
-  readonly serverIds: ReadonlySet<string>;
+  /** The servers to search; null: every server. */
+  readonly serverIds: ReadonlySet<string> | null;
   readonly limit: number;
 }
 
@@ -53,22 +59,20 @@ export function parseDiscoveryArguments(args: Record<string, unknown>, runServer
   if (limit !== undefined && limit !== null && !(typeof limit === "number" && Number.isInteger(limit) && limit > 0)) {
     return `'limit' must be a positive integer, got ${show(limit)}`;
   }
+  if (typeof limit === "number" && limit > MAX_LIMIT) {
+    return `'limit' is at most ${MAX_LIMIT}, got ${show(limit)}; ask for ${MAX_LIMIT} or fewer tools`;
+  }
 
   const serverIds = args["server_ids"] ?? undefined; // null, like absent, means every server (DSC-8)
-  if (serverIds !== undefined) {
-    if (!Array.isArray(serverIds) || !serverIds.every((id) => typeof id === "string")) {
-      return `'server_ids' must be a list of server ids (strings), got ${show(serverIds)}`;
-    }
-    const unknown = (serverIds as string[]).filter((id) => !runServerIds.has(id));
-    if (unknown.length > 0) {
-      const known = [...runServerIds].map((id) => `'${id}'`).join(", ") || "none";
-      return `'server_ids' names servers that are not in this run: ${unknown.map((id) => `'${id}'`).join(", ")}; the run's servers are ${known}`;
-    }
+  if (serverIds !== undefined && (!Array.isArray(serverIds) || !serverIds.every((id) => typeof id === "string"))) {
+    return `'server_ids' must be a list of server ids (strings), got ${show(serverIds)}`;
   }
+  const listed = serverIds as string[] | undefined;
   return {
     query,
-    serverIds: new Set((serverIds as string[] | undefined) ?? []),
-    limit: Math.min(typeof limit === "number" ? limit : DEFAULT_LIMIT, MAX_LIMIT),
+    // An empty list means every server too; an id of no server of the run adds none.
+    serverIds: listed === undefined || listed.length === 0 ? null : new Set(listed.filter((id) => runServerIds.has(id))),
+    limit: typeof limit === "number" ? limit : DEFAULT_LIMIT,
   };
 }
 
@@ -88,7 +92,7 @@ export function discover(request: DiscoveryRequest, state: DiscoveryState): Cata
   const pool = state.candidates.filter(
     (tool) =>
       !state.isActive(tool) &&
-      (request.serverIds.size === 0 || request.serverIds.has(tool.server.id)) &&
+      (request.serverIds === null || request.serverIds.has(tool.server.id)) &&
       state.activeOf(tool) < tool.server.policy.maxActiveTools,
   );
   const room = new Map<string, number>();

@@ -2,8 +2,9 @@
  * Tool policies (SPEC.md POL-1 to POL-9): which tools of a server may ever be active, and
  * which must be active from the first round. Applied before any ranking.
  *
- * Implementation-defined choice (SPEC.md ID-3): a pinned or allowlisted name that the
- * server does not offer is a configuration error naming the server and the names.
+ * Implementation-defined choices: a pinned or allowlisted name that the server does not
+ * offer is a configuration error naming the server and the names (SPEC.md ID-3), and so is
+ * a pinned tool that the server's own policy excludes (ID-9).
  */
 import type { CatalogTool } from "./catalog.js";
 import type { ServerConfig, ToolPolicy } from "./config.js";
@@ -26,6 +27,17 @@ export function isRequired(tool: CatalogTool, policy: ToolPolicy): boolean {
 
 function restrictsByAllowlist(policy: ToolPolicy): boolean {
   return policy.mode === "allowlist" || (policy.mode === "auto" && policy.allowedTools.length > 0);
+}
+
+/** POL-7: a pin of a tool the policy excludes is never active; here it is an error naming it. */
+export function checkPinsEligible(server: ServerConfig, tools: readonly CatalogTool[]): void {
+  const excluded = tools.filter((tool) => server.policy.pinnedTools.includes(tool.originalName) && !isEligible(tool, server.policy));
+  if (excluded.length > 0) {
+    const list = excluded.map((tool) => `'${tool.originalName}'`).join(", ");
+    throw configError(
+      `server '${server.id}' pins ${list}, which its policy excludes (denied, not read-only under readOnly, or outside allowedTools); unpin them or change the policy`,
+    );
+  }
 }
 
 /** POL-8: a name the server does not offer never brings another tool in; here it is an error. */

@@ -2,6 +2,9 @@
  * The first round (SPEC.md SEL-1 to SEL-6, ERR-1, ERR-2): required tools first, then one
  * global ranking of the other eligible tools of `auto` servers, each server held to its
  * first-round cap, until the first-round capacity is used up.
+ *
+ * Reading this host takes where SPEC.md lets it choose (ID-10): the cap of 12 counts the
+ * tools the ranking adds, not the required ones, within the server's maxActiveTools.
  */
 import { FIRST_ROUND_SERVER_CAP } from "./budgets.js";
 import type { CatalogTool } from "./catalog.js";
@@ -59,9 +62,9 @@ export function selectFirstRound(input: FirstRoundInput): CatalogTool[] {
   return taken;
 }
 
-/** SEL-1: max(required, min(12, maxActiveTools)). */
+/** SEL-1, cap of 12 ranked tools after the required ones: min(maxActiveTools, required + 12). */
 function firstRoundCap(server: ServerConfig, required: number): number {
-  return Math.max(required, Math.min(FIRST_ROUND_SERVER_CAP, server.policy.maxActiveTools));
+  return Math.min(server.policy.maxActiveTools, required + FIRST_ROUND_SERVER_CAP);
 }
 
 export function countBy(tools: readonly CatalogTool[]): Map<ServerConfig, number> {

@@ -5,7 +5,7 @@
 
 const WORD = /[\p{L}\p{N}]+/gu;
 const WORD_CHAR = /^[\p{L}\p{N}]$/u;
-const ASCII = /^[\x00-\x7f]*$/;
+const ASCII = /^\p{ASCII}*$/u;
 const ASCII_LETTERS = /^[A-Za-z]+$/;
 
 /**

@@ -10,7 +10,7 @@ import { Deadline, ServerConnection, describe, errorResult, type ToolResult } fr
 import { DISCOVERY_NAME, DISCOVERY_TOOL, discover, parseDiscoveryArguments } from "./discovery.js";
 import { configError, connectionError, selectionError } from "./errors.js";
 import { execute } from "./gate.js";
-import { checkNamesOffered, isEligible } from "./policy.js";
+import { checkNamesOffered, checkPinsEligible, isEligible } from "./policy.js";
 import { LexicalRanker, type Ranker } from "./ranking.js";
 import { countBy, selectFirstRound } from "./selection.js";
 
@@ -23,11 +23,13 @@ export interface RunConfig {
   readonly listTimeoutSeconds: number;
   /** How long one tool call may take before it becomes an error result. */
   readonly callTimeoutSeconds: number;
+  /** How long starting a server (or reaching it) and the MCP handshake may take (PROTOCOL.md P22). */
+  readonly connectTimeoutSeconds: number;
 }
 
 /** SPEC.md ID-5: how long listing may take when the run does not say. */
 export const DEFAULT_LIST_TIMEOUT_SECONDS = 15;
-/** How long starting a server and the MCP handshake may take: a stdio server may need many seconds on a busy machine. */
+/** How long starting a server and the MCP handshake may take when the run does not say: a stdio server may need many seconds on a busy machine. */
 export const CONNECT_TIMEOUT_SECONDS = 20;
 
 export class Toolset {
@@ -65,12 +67,16 @@ export class Toolset {
           `${capacity.firstRound} places for MCP tools in a first request of at most 96 definitions; remove base tools`,
       );
     }
-    const connections = await connectAll(servers, config.listTimeoutSeconds, log);
+    const connections = await connectAll(servers, config.connectTimeoutSeconds, config.listTimeoutSeconds, log);
     try {
       const catalog = servers.flatMap((server) => catalogServer(server, connections.get(server.id)?.tools ?? [], log));
       checkCollisions(catalog);
       checkBaseToolCollisions(baseNames, catalog);
-      for (const server of servers) checkNamesOffered(server, catalog.filter((tool) => tool.server === server));
+      for (const server of servers) {
+        const tools = catalog.filter((tool) => tool.server === server);
+        checkNamesOffered(server, tools);
+        checkPinsEligible(server, tools);
+      }
       const ranker = new LexicalRanker(config.systemPrompt);
       const firstRound = selectFirstRound({ servers, catalog, capacity: capacity.firstRound, ranker, userMessage: config.userMessage });
       const open = new Map([...connections].map(([id, { connection }]) => [id, connection]));
@@ -187,11 +193,16 @@ interface Listed {
 
 /**
  * Connects to every server at once and lists its tools. Starting a server and the MCP
- * handshake get CONNECT_TIMEOUT_SECONDS; listing every page gets the run's list limit
+ * handshake get the run's connect limit; listing every page gets the run's list limit
  * (PROTOCOL.md P22). On the first failure the others are cancelled; when all have settled,
  * whatever opened is closed and that failure is reported (ERR-5, ERR-6).
  */
-async function connectAll(servers: readonly ServerConfig[], listTimeoutSeconds: number, log: (message: string) => void): Promise<Map<string, Listed>> {
+async function connectAll(
+  servers: readonly ServerConfig[],
+  connectTimeoutSeconds: number,
+  listTimeoutSeconds: number,
+  log: (message: string) => void,
+): Promise<Map<string, Listed>> {
   const current = new Map<ServerConfig, Deadline>();
   let failed = false;
   const step = <T>(server: ServerConfig, seconds: number, work: (deadline: Deadline) => Promise<T>): Promise<T> => {
@@ -203,7 +214,7 @@ async function connectAll(servers: readonly ServerConfig[], listTimeoutSeconds: 
     servers.map(async (server) => {
       let connection: ServerConnection | undefined;
       try {
-        connection = await step(server, CONNECT_TIMEOUT_SECONDS, (deadline) => ServerConnection.open(server, deadline, log));
+        connection = await step(server, connectTimeoutSeconds, (deadline) => ServerConnection.open(server, deadline, log));
         const opened = connection;
         const tools = await step(server, listTimeoutSeconds, (deadline) => opened.listTools(deadline));
         return { connection, tools };
@@ -212,12 +223,12 @@ async function connectAll(servers: readonly ServerConfig[], listTimeoutSeconds: 
         const deadline = current.get(server);
         if (failed && deadline?.cancelled === true) return undefined; // stopped because another server failed
         failed = true;
-        current.forEach((other) => other.cancel());
+        for (const other of current.values()) other.cancel();
         throw connectionError(
           deadline?.expired !== true
             ? `server '${server.id}' could not be reached or listed: ${describe(error)}`
             : connection === undefined
-              ? `server '${server.id}' did not start or answer the MCP handshake within ${CONNECT_TIMEOUT_SECONDS} s`
+              ? `server '${server.id}' did not start or answer the MCP handshake within ${connectTimeoutSeconds} s`
               : `server '${server.id}' did not list its tools within ${listTimeoutSeconds} s`,
         );
       }

@@ -30,6 +30,8 @@ export interface OpenParams {
   /** Absent: the host's own limit. */
   readonly listTimeoutSeconds: number | undefined;
   readonly callTimeoutSeconds: number;
+  /** Starting a server and the MCP handshake (P22). Absent: the host's own limit, which it must have. */
+  readonly connectTimeoutSeconds: number | undefined;
 }
 
 export interface ToolResult {
@@ -120,6 +122,7 @@ function openParams(params: Params): OpenParams {
     systemPrompt: (params["systemPrompt"] ?? "") as string,
     listTimeoutSeconds: params["listTimeoutSeconds"] as number | undefined,
     callTimeoutSeconds: (params["callTimeoutSeconds"] ?? DEFAULT_CALL_TIMEOUT_SECONDS) as number,
+    connectTimeoutSeconds: params["connectTimeoutSeconds"] as number | undefined,
   };
 }
 

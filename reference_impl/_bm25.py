@@ -1,4 +1,4 @@
-"""Rankers beside the specification's lexical one, and a registry of them by name.
+"""BM25F, a ranker beside the specification's lexical one.
 
 A replaced ranker claims only the ``core`` profile (RNK-9): the budgets, fairness caps,
 policy and the gate hold whatever it does, so it only has to satisfy the
@@ -11,24 +11,19 @@ folded, and the design's aliases (``pr`` and ``合并请求`` → pull request, 
 ``评审`` → review, ``日志`` → log) add their targets' words; it needs nothing beyond the
 standard library. Each query word's contribution to each tool is computed once, when the
 run opens, so a query costs one pass over the postings of its own words.
-
-The rankers built on general resources (stemming, Chinese segmentation, a bilingual
-dictionary, static embeddings) live in :mod:`reference_impl._semantic`; their optional
-dependencies are imported when one of them is made, and a missing one is a
-:class:`~reference_impl._analysis.RankerUnavailableError` naming the extra that installs it.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from heapq import heapify, heappop, merge
 
-from ._ranking import ALIASES, LexicalRanker, Ranker, ScoreBreakdown, ToolDoc
+from ._ranking import ALIASES, ScoreBreakdown, ToolDoc
 
-__all__ = ["RANKERS", "Bm25Breakdown", "Bm25Index", "Bm25Params", "Bm25Ranker", "make_ranker", "terms"]
+__all__ = ["STOP_WORDS", "Bm25Breakdown", "Bm25Index", "Bm25Params", "Bm25Ranker", "fold", "terms"]
 
 # The design's aliases, as triggers of the words their targets are made of; the only mapping
 # from a word to others, so that nothing here is tuned to a task set.
@@ -308,36 +303,3 @@ class Bm25Ranker:
 
     def index(self, tools: Sequence[ToolDoc], system_prompt: str) -> Bm25Index:
         return Bm25Index(tools, system_prompt, self.params)
-
-
-def _semantic(name: str) -> Callable[[], Ranker]:
-    def factory() -> Ranker:
-        from . import _semantic
-
-        ranker: Ranker = {
-            "bm25-stem": _semantic.StemmedBm25Ranker,
-            "dense": _semantic.DenseRanker,
-            "hybrid": _semantic.HybridRanker,
-        }[name]()
-        return ranker
-
-    return factory
-
-
-#: Rankers by name, as ``python -m reference_impl.driver --ranker NAME`` selects them.
-RANKERS: dict[str, Callable[[], Ranker]] = {
-    "lexical": LexicalRanker,
-    "bm25": Bm25Ranker,
-    "bm25-stem": _semantic("bm25-stem"),
-    "dense": _semantic("dense"),
-    "hybrid": _semantic("hybrid"),
-}
-
-
-def make_ranker(name: str) -> Ranker:
-    """A new ranker by its registry name; a ``ValueError`` lists the names when it is unknown."""
-    try:
-        factory = RANKERS[name]
-    except KeyError:
-        raise ValueError(f"unknown ranker {name!r}; known rankers: {', '.join(sorted(RANKERS))}") from None
-    return factory()

@@ -102,7 +102,7 @@ class Rules:
     aliases: tuple[tuple[str, str], ...] = ALIASES
     one_alias_per_target: bool = False
     # RNK-6: the read signals; a name with a write word losing its read bonus; the write
-    # penalty without a read signal; read intent dropping write-shaped tools from the orders.
+    # penalty without a read signal; read intent dropping write-shaped tools from discovery.
     read_signals: tuple[str, ...] = READ_SIGNALS
     read_verbs: frozenset[str] = READ_VERBS
     write_verbs: frozenset[str] = WRITE_VERBS
@@ -120,11 +120,13 @@ class Rules:
     read_signals_from_prompt: bool = False
     # RNK-4: +3 only for the JSON value true.
     read_only_truthy: bool = False
-    # RNK-8: the tie-break key of a qualified name.
+    # RNK-8: the tie-break key of a qualified name, or the catalog's listing order.
     tie_key: Callable[[str], Any] = field(default=lambda name: name)
+    ties_by_listing: bool = False
     # DSC-10: what makes a candidate relevant.
     prompt_word_relevance: bool = False
     intent_relevance: bool = False
+    positive_relevance: bool = False
 
     def changed(self, **changes: Any) -> Rules:
         return replace(self, **changes)
@@ -216,6 +218,8 @@ def score(tool: VectorTool, message: str, prompt: str, rules: Rules = SPEC_RULES
         relevant = relevant or bool(prompt_hits)
     if rules.intent_relevance:
         relevant = relevant or intent > 0
+    if rules.positive_relevance:
+        relevant = total > 0
     return Scored(message_hits, prompt_hits, in_message, in_prompt, read_only, aliases, intent, total, relevant)
 
 
@@ -228,8 +232,11 @@ class Ranking:
 
 def rank(tools: Sequence[VectorTool], message: str, prompt: str, rules: Rules = SPEC_RULES) -> Ranking:
     """SEL-5 / RNK-8: score descending, then qualified name; DSC-10: the relevant ones, in that order."""
+    hidden: set[str] = set()
     if rules.read_intent_hides_writes and read_intent(message, prompt, rules):
-        tools = [tool for tool in tools if not set(rules.words(tool.name)) & rules.write_verbs]
+        hidden = {tool.qualified for tool in tools if set(rules.words(tool.name)) & rules.write_verbs}
     scores = {tool.qualified: score(tool, message, prompt, rules) for tool in tools}
-    order = sorted(scores, key=lambda name: (-scores[name].score, rules.tie_key(name)))
-    return Ranking(scores, order, [name for name in order if scores[name].relevant])
+    listed = {tool.qualified: i for i, tool in enumerate(tools)}
+    tie_key = listed.__getitem__ if rules.ties_by_listing else rules.tie_key
+    order = sorted(scores, key=lambda name: (-scores[name].score, tie_key(name)))
+    return Ranking(scores, order, [name for name in order if scores[name].relevant and name not in hidden])

@@ -58,11 +58,19 @@ class ServerModel:
     eligible: list[str]
     required: list[str]
     pinned_not_eligible: list[str] = field(default_factory=list)
+    #: Pinned tools the server offers and its policy excludes (POL-7), which a run may be
+    #: refused for (ID-9).
+    excluded_pins: list[str] = field(default_factory=list)
+    #: SEL-1.1's reading (ID-10): whether the cap of 12 counts the required tools.
+    cap_counts_required: bool = True
 
     @property
     def first_round_cap(self) -> int:
-        """SEL-1.1: ``max(required, min(12, maxActiveTools))``."""
-        return max(len(self.required), min(FIRST_ROUND_SERVER_CAP, self.max_active))
+        """SEL-1.1: ``max(required, min(12, maxActiveTools))``, or ``min(maxActiveTools,
+        required + 12)`` where the cap of 12 counts only the ranked tools."""
+        if self.cap_counts_required:
+            return max(len(self.required), min(FIRST_ROUND_SERVER_CAP, self.max_active))
+        return min(self.max_active, len(self.required) + FIRST_ROUND_SERVER_CAP)
 
     @property
     def ranked_room(self) -> int:
@@ -72,8 +80,11 @@ class ServerModel:
         return max(0, min(len(self.eligible) - len(self.required), self.first_round_cap - len(self.required)))
 
 
-def server_model(server_id: str, tools: Iterable[Mapping[str, Any]], policy: Mapping[str, Any]) -> ServerModel:
-    """POL-1..POL-7 and POL-9 for one server."""
+def server_model(
+    server_id: str, tools: Iterable[Mapping[str, Any]], policy: Mapping[str, Any], *, cap_counts_required: bool = True
+) -> ServerModel:
+    """POL-1..POL-7 and POL-9 for one server, and its first-round cap under SEL-1.1's reading."""
+    tools = list(tools)
     mode = policy.get("mode", "auto")
     allowed = set(policy.get("allowedTools", []))
     denied = set(policy.get("deniedTools", []))
@@ -99,6 +110,8 @@ def server_model(server_id: str, tools: Iterable[Mapping[str, Any]], policy: Map
         eligible=eligible,
         required=required,
         pinned_not_eligible=sorted(pinned - set(eligible)),
+        excluded_pins=sorted((pinned & {t["name"] for t in tools}) - set(eligible)),
+        cap_counts_required=cap_counts_required,
     )
 
 
@@ -129,10 +142,34 @@ class FirstRound:
     def auto_servers(self) -> list[str]:
         return [sid for sid, m in self.servers.items() if m.mode == "auto"]
 
+    def refused_for_a_pin(self, kind: str, message: str) -> bool:
+        """POL-7 (ID-9): a run with a pinned tool its policy excludes may be refused with a
+        configuration or selection error naming that tool, whatever else it would do."""
+        pins = [pin for m in self.servers.values() for pin in m.excluded_pins]
+        return kind in ("config_error", "selection_error") and any(pin in message for pin in pins)
 
-def first_round(tools: Tools, policies: Mapping[str, Mapping[str, Any]], base: int) -> FirstRound:
-    """The first round the specification determines for these listings, policies and base tools."""
-    servers = {sid: server_model(sid, tools[sid], policies.get(sid, {})) for sid in tools}
+    def without_excluded_pins(self, policies: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+        """``policies`` without the pinned tools they exclude. Such a pin is never required
+        nor active (POL-7), so this is the same first round, the one a host that refuses
+        such pins (ID-9) opens: a check meant for an open run reopens it so."""
+        kept: dict[str, dict[str, Any]] = {}
+        for sid, policy in policies.items():
+            excluded = set(self.servers[sid].excluded_pins) if sid in self.servers else set()
+            kept[sid] = dict(policy)
+            if excluded and "pinnedTools" in policy:
+                kept[sid]["pinnedTools"] = [name for name in policy["pinnedTools"] if name not in excluded]
+        return kept
+
+
+def first_round(
+    tools: Tools, policies: Mapping[str, Mapping[str, Any]], base: int, *, cap_counts_required: bool = True
+) -> FirstRound:
+    """The first round the specification determines for these listings, policies and base
+    tools, under one reading of SEL-1.1's cap of 12 (ID-10)."""
+    servers = {
+        sid: server_model(sid, tools[sid], policies.get(sid, {}), cap_counts_required=cap_counts_required)
+        for sid in tools
+    }
     discovery = any(m.mode == "auto" for m in servers.values())
     capacity = FIRST_ROUND - base - int(discovery)
     error: Refusal | None = None

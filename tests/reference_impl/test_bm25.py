@@ -1,4 +1,4 @@
-"""Rankers beside the lexical one: the RankingIndex protocol's invariants, the registry and the driver option."""
+"""BM25F: terms, the design's aliases, intents, breakdowns, and the RankingIndex protocol's invariants."""
 
 from __future__ import annotations
 
@@ -6,10 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reference_impl import RANKERS, Bm25Breakdown, Bm25Params, Bm25Ranker, LexicalRanker, ToolDoc, make_ranker
-from reference_impl._rankers import fold, terms
-from reference_impl.driver import ReferenceDriver
-from reference_impl.driver.__main__ import main as driver_main
+from reference_impl import Bm25Breakdown, Bm25Params, Bm25Ranker, ToolDoc
+from reference_impl._bm25 import fold, terms
+from tests.reference_impl.strategies import tool_lists
 
 CATALOG = (
     ToolDoc("github__list_pull_requests", "github", "list_pull_requests", "List open pull requests", True),
@@ -55,43 +54,6 @@ def test_a_breakdown_explains_the_score() -> None:
     assert str(breakdown).startswith(f"{breakdown.score:.3f} (terms=")
     assert sum(breakdown.components.values()) == pytest.approx(breakdown.total, abs=3)
     assert str(index.breakdown(4, "")) == "0.000 (no signal)"
-
-
-def test_the_registry_builds_each_ranker_by_name() -> None:
-    assert sorted(RANKERS) == ["bm25", "bm25-stem", "dense", "hybrid", "lexical"]
-    for name in ("lexical", "bm25"):
-        assert make_ranker(name).name == name
-    assert isinstance(make_ranker("lexical"), LexicalRanker)
-    with pytest.raises(ValueError, match="known rankers: bm25, bm25-stem, dense, hybrid, lexical"):
-        make_ranker("embeddings")
-
-
-async def test_a_replaced_ranker_claims_only_the_core_profile() -> None:
-    assert (await ReferenceDriver(ranker=Bm25Ranker()).initialize())["profiles"] == ["core"]
-    assert (await ReferenceDriver().initialize())["profiles"] == ["core", "lexical"]
-
-
-def test_the_driver_refuses_an_unknown_ranker(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit):
-        driver_main(["--ranker", "nope"])
-    assert "invalid choice: 'nope'" in capsys.readouterr().err
-
-
-def tool_lists(text: st.SearchStrategy[str]) -> st.SearchStrategy[list[ToolDoc]]:
-    """Small catalogs whose descriptions are drawn from ``text``; names repeat across servers."""
-    return st.lists(
-        st.builds(
-            lambda server, name, description, read_only: ToolDoc(
-                f"{server}__{name}", server, name, description, read_only
-            ),
-            st.sampled_from(["s1", "s2", "pr"]),
-            st.text(alphabet="abcl_ist", min_size=1, max_size=10),
-            text,
-            st.booleans(),
-        ),
-        max_size=12,
-        unique_by=lambda tool: tool.qualified_name,
-    )
 
 
 _text = st.text(alphabet="abc _-日志工单prlistgetcreate", max_size=24)

@@ -1,0 +1,181 @@
+"""What a check relies on, checked before it reports a finding on its own clause.
+
+A check's oracle often assumes that another clause holds: the first-round count SEL-2
+predicts assumes the policy was applied (POL-1 to POL-5), the candidates POL-4.3 counts
+assume the cap of 12 (SEL-1), a discovered tool to execute assumes that discovery
+activates a tool asked for by name (DSC-5.8). When such a clause is broken, a finding on
+the check's own clause would send the developer to code that is right. The check calls
+:func:`precondition` first instead: when the clause it relies on does not hold, the test
+is inconclusive (neither a pass nor a finding, nor an error of the suite), naming that
+clause, whose own checks report the finding.
+
+When the SUT's legitimate choices leave an example nothing to check (a discovery that
+activates nothing, as DSC-5.6 allows), the check calls :func:`nothing_to_check`: a
+property goes on with its other examples, and is inconclusive only when none of them had
+anything to check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, NoReturn
+
+from conformance import CLAUSES, Inconclusive, OutcomeError, Sut, UnknownClause
+from conformance.suite._fleets import Fleets, tools_of
+from conformance.suite._predictions import FIRST_ROUND_SERVER_CAP, MAX_LIMIT, FirstRound, read_only
+from conformance.suite._wire import catalog, mcp_definitions, names, open_params, refusal_or, run
+from mock_servers import FleetSpec, ServerSpec, generate_tools
+
+__all__ = [
+    "admitted",
+    "exclusion_clause",
+    "first_round_capped",
+    "named_activation_is_due",
+    "nothing_to_check",
+    "policy_applied",
+    "precondition",
+    "read_only_applied",
+]
+
+
+def precondition(sentence: str, holds: bool, what: str, *, observed: object = None) -> None:
+    """Go on only when ``holds``: the check relies on ``sentence`` (a sentence or clause id),
+    and ``what`` says how the SUT broke it. Otherwise the test is inconclusive, naming it.
+
+    Raises:
+        Inconclusive: ``holds`` is false.
+        UnknownClause: ``sentence`` is no sentence or clause of SPEC.md (a bug of the suite).
+    """
+    clause_id = sentence.split(".", 1)[0]
+    if clause_id not in CLAUSES or ("." in sentence and sentence not in {s.id for s in CLAUSES[clause_id].sentences}):
+        raise UnknownClause(sentence, " (named by a precondition)")
+    if not holds:
+        raise Inconclusive(sentence, what, observed=observed)
+
+
+def nothing_to_check(reason: str) -> NoReturn:
+    """End this example: the SUT, as the specification allows, left it nothing to check."""
+    raise Inconclusive("", reason)
+
+
+def exclusion_clause(policy: Mapping[str, Any], tool: Mapping[str, Any]) -> str:
+    """The clause that keeps ``tool`` out under ``policy`` (denial first, then the mode's
+    lists, then read-only), or "POL-1" when the policy admits it."""
+    name = tool["name"]
+    mode = policy.get("mode", "auto")
+    allowed = policy.get("allowedTools") or []
+    if name in (policy.get("deniedTools") or []):
+        return "POL-2"
+    if mode == "allowlist" and name not in allowed:
+        return "POL-3"
+    if mode == "auto" and allowed and name not in allowed:
+        return "POL-4"
+    if policy.get("sideEffects", "allow") == "readOnly" and not read_only(tool):
+        return "POL-5"
+    return "POL-1"
+
+
+def admitted(sut: Sut, fleets: Fleets, server: ServerSpec, policy: Mapping[str, Any]) -> set[str] | None:
+    """The tools of ``server`` the SUT admits under ``policy``'s denial and read-only: a run
+    of that server alone in ``all`` mode, where every eligible tool is required (POL-6.1),
+    shows them all. None when that run does not open."""
+    control = {
+        "mode": "all",
+        "maxActiveTools": 96,
+        "deniedTools": list(policy.get("deniedTools") or []),
+        "sideEffects": policy.get("sideEffects", "allow"),
+    }
+    with fleets.serve(FleetSpec(servers=(server,)), {server.id: control}) as served:
+        got = run(refusal_or(sut, open_params(served.servers)))
+    if isinstance(got, OutcomeError):
+        return None
+    return {name.removeprefix(f"{server.id}__") for name in names(mcp_definitions(got, []))}
+
+
+def read_only_applied(sut: Sut, fleets: Fleets, spec: FleetSpec, policies: Mapping[str, Mapping[str, Any]]) -> None:
+    """Go on only when, for each server of ``spec`` under ``sideEffects: readOnly``, the SUT
+    admits no tool whose ``readOnlyHint`` is not the JSON value true (POL-5.1).
+
+    It opens a run per such server: call it on the way to a finding, not before every check.
+    A SUT that admits too few tools (annotations lost, CAT-1.2) passes it: only admitting
+    writes shows read-only handling broken.
+
+    Raises:
+        Inconclusive: naming POL-5.1.
+    """
+    for server in spec.servers:
+        if policies.get(server.id, {}).get("sideEffects") != "readOnly":
+            continue
+        shown = admitted(sut, fleets, server, {"sideEffects": "readOnly"})
+        writes = sorted((shown or set()) - {t["name"] for t in generate_tools(server) if read_only(t)})
+        precondition(
+            "POL-5.1",
+            not writes,
+            f"under sideEffects readOnly, {server.id} admits tools whose readOnlyHint is not true: "
+            + ", ".join(writes[:3]),
+            observed={"server": server.id, "admitted without readOnlyHint true": writes},
+        )
+
+
+def policy_applied(
+    sut: Sut,
+    fleets: Fleets,
+    spec: FleetSpec,
+    policies: Mapping[str, Mapping[str, Any]],
+    model: FirstRound,
+    active: Iterable[str],
+) -> None:
+    """Go on only when every active MCP tool is one its server's policy admits (POL-1.1),
+    and name read-only handling (POL-5.1) when that is what let a tool in.
+
+    Raises:
+        Inconclusive: naming POL-5.1 or POL-1.1.
+    """
+    cat = catalog(tools_of(spec))
+    for name in active:
+        if name not in cat:
+            continue
+        sid, tool = cat[name]
+        if tool["name"] in model.servers[sid].eligible:
+            continue
+        policy = policies.get(sid, {})
+        if exclusion_clause(policy, tool) == "POL-5":
+            server = next(s for s in spec.servers if s.id == sid)
+            read_only_applied(sut, fleets, FleetSpec(servers=(server,)), {sid: policy})
+        precondition(
+            "POL-1.1",
+            False,
+            f"{name} is active although the policy of {sid} does not admit it",
+            observed={"tool": name, "policy": dict(policy), "annotations": tool.get("annotations")},
+        )
+
+
+def first_round_capped(
+    model: FirstRound, tools: Mapping[str, Sequence[Mapping[str, Any]]], active: Iterable[str]
+) -> None:
+    """Go on only when no server has more first-round tools than its cap (SEL-1.1).
+
+    Raises:
+        Inconclusive: naming SEL-1.1.
+    """
+    cat = catalog(tools)
+    per_server: dict[str, int] = {}
+    for name in active:
+        if name in cat:
+            per_server[cat[name][0]] = per_server.get(cat[name][0], 0) + 1
+    for sid, count in sorted(per_server.items()):
+        cap = model.servers[sid].first_round_cap
+        precondition(
+            "SEL-1.1",
+            count <= cap,
+            f"{sid} has {count} tools in the first round, over its cap of {cap} "
+            f"(max(required, min({FIRST_ROUND_SERVER_CAP}, maxActiveTools)))",
+            observed={"server": sid, "first-round tools": count},
+        )
+
+
+def named_activation_is_due(candidates: int, server_room: int, dynamic_room: int, limit: int = MAX_LIMIT) -> bool:
+    """Whether a call scoped to one auto server, whose query is the qualified name of one of
+    its ``candidates``, must activate it (DSC-5.8): the server has at most ``limit`` of them
+    and the bounds (the limit, its remaining maxActiveTools, the dynamic room) fit them all."""
+    return 0 < candidates <= min(limit, MAX_LIMIT, server_room, dynamic_room)

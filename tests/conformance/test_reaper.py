@@ -1,0 +1,100 @@
+"""certify's hold on the processes a driver starts: orphans reaped as they end, whatever is left
+ended at the end (a daemon that forks and exits, again and again, included) and reported."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance._reaper import MARKER, Reaper
+from tests.conformance.test_cli import SMOKE, certificate, environment, fake
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="subreapers and /proc are Linux's")
+
+ROOT = Path(__file__).resolve().parents[2]
+# Zombies certify may hold at one look: what a factory of orphans makes between two reaps.
+ZOMBIE_BOUND = 64
+
+
+def _stat(pid: str) -> list[str] | None:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return None
+
+
+def _zombie_children(pid: int) -> int:
+    return sum(
+        1
+        for entry in os.listdir("/proc")
+        if entry.isdigit() and (fields := _stat(entry)) is not None and fields[0] == "Z" and int(fields[1]) == pid
+    )
+
+
+def _held(lock: Path) -> bool:
+    """Whether some process still holds a shared lock on ``lock`` (an exclusive one fails then)."""
+    fd = os.open(lock, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def test_a_hopping_daemon_and_a_zombie_factory_leave_no_zombie_pile_no_survivor_and_a_finding(tmp_path: Path) -> None:
+    lock = tmp_path / "hopper.lock"
+    lock.touch()
+    command = [sys.executable, "-m", "conformance._cli", "certify", "-n", "1", "--sut-cmd", fake("hopper-and-zombies")]
+    command += ["--out", str(tmp_path / "out"), "--", "-k", SMOKE]
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=environment(HOP_LOCK=str(lock)), stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    most, hopped = 0, False
+    try:
+        while True:
+            most = max(most, _zombie_children(process.pid))
+            hopped = hopped or _held(lock)
+            try:
+                process.wait(0.05)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        assert process.stdout is not None
+        output = process.stdout.read().decode(errors="replace")
+        process.stdout.close()
+
+    assert hopped, "the daemon never ran: the check below could not fail"
+    assert process.returncode == 1, output[-3000:]
+    assert most <= ZOMBIE_BOUND, f"certify held {most} zombies at once"
+    assert not _held(lock), "an incarnation of the daemon outlived certify"
+    [failure] = [f for f in certificate(tmp_path / "out")["failures"] if f["label"] == "PRO-7.1"]
+    assert "still running after the suite" in failure["message"]
+
+
+def test_a_process_that_left_the_tree_is_found_by_the_mark_and_ended(tmp_path: Path) -> None:
+    with Reaper() as reaper:
+        env = {**os.environ, **reaper.environment()}
+        # A double fork into a new session: its parent exits, so it is re-parented to the
+        # subreaper; the mark is what else names it.
+        script = "import os, time\nif os.fork() == 0:\n    os.setsid()\n    print(os.getpid(), flush=True)\n    time.sleep(60)"
+        with subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE) as parent:
+            assert parent.stdout is not None
+            daemon = int(parent.stdout.readline())
+            parent.wait()
+        assert MARKER in env and reaper.tracked
+
+        left = reaper.sweep(grace=1)
+
+    assert [process.pid for process in left] == [daemon]
+    assert _stat(str(daemon)) is None
