@@ -150,10 +150,11 @@ def _skip_prose(operator: Any) -> Any:
     return operator_string
 
 
-def run_mutmut(jobs: int, log: Path) -> None:
+def run_mutmut(jobs: int, log: Path, only: Sequence[str] = ()) -> None:
+    """mutmut on every mutant, or on those whose names match a pattern of ``only``."""
     env = os.environ | {"PYTHONPATH": str(MUTANTS)}
     env.pop("MUTANT_UNDER_TEST", None)
-    cmd = [sys.executable, __file__, "--as-mutmut", "run", "--max-children", str(jobs)]
+    cmd = [sys.executable, __file__, "--as-mutmut", "run", "--max-children", str(jobs), *only]
     with log.open("w") as out:
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         try:
@@ -268,8 +269,9 @@ def _changed_line(before: str, after: str) -> str | None:
     return " ".join(added) if added else None
 
 
-def run_extras(jobs: int, rerun: Any, prints: Fingerprints) -> None:
-    """Run every extra mutant in a copy of the tree of its own, ``jobs`` at a time.
+def run_extras(jobs: int, rerun: Any, prints: Fingerprints, only: Sequence[str] = ()) -> None:
+    """Run every extra mutant (or those matching ``only``) in a copy of the tree of its own,
+    ``jobs`` at a time.
 
     ``rerun(name, status)`` tells whether a result from an earlier run must be run again.
     """
@@ -283,8 +285,13 @@ def run_extras(jobs: int, rerun: Any, prints: Fingerprints) -> None:
     # The core modules' numbers first: the lexical weights are many, and a run cut short
     # should still have judged the budgets.
     section = dict(MODULES)
-    extras = sorted((e for e in extra_mutants() if e.name not in results), key=lambda e: section[e.path] == "lexical")
+    extras = sorted(
+        (e for e in extra_mutants() if e.name not in results and selected(e.name, only)),
+        key=lambda e: section[e.path] == "lexical",
+    )
     say(f"extra mutants: {len(extras)} (module constants and @property bodies), {len(tests)} tests each at most")
+    if not extras:
+        return
     trees = [_copy_tree(MUTANTS / "extra" / f"tree-{i}") for i in range(jobs)]
     clean = _start(trees[0], tests[:3])
     if clean.wait() != 0:
@@ -424,6 +431,11 @@ class Fingerprints:
         return Fingerprint(self.suite, self.spec, self._functions[key])
 
 
+def selected(name: str, only: Sequence[str]) -> bool:
+    """Whether ``--only`` lets this mutant run: no pattern given, or one that matches it."""
+    return not only or any(fnmatch.fnmatchcase(name, pattern) for pattern in only)
+
+
 def load_json(path: Path) -> dict[str, Any]:
     return dict(json.loads(path.read_text())) if path.exists() else {}
 
@@ -485,6 +497,7 @@ def run_driver(jobs: int, survivors: list[str], prints: Fingerprints) -> None:
     if clean.wait() != 0:
         sys.exit(f"the protocol checks do not pass through an unmutated driver ({trees[0]})")
     outcome: dict[str, str] = {}
+    seconds: dict[str, float] = {}
 
     def start(slot: int, job: DriverJob) -> subprocess.Popen[bytes]:
         extra = extras.get(job.name)
@@ -500,8 +513,13 @@ def run_driver(jobs: int, survivors: list[str], prints: Fingerprints) -> None:
         # A mutant is killed through the driver when any of its runs kills it.
         if outcome.get(job.name) in (None, SURVIVED):
             outcome[job.name] = status
+        seconds[job.name] = seconds.get(job.name, 0.0) + elapsed
         if all(j.name != job.name for j in pending) and job.name not in running_names():
-            results[job.name] = {"status": outcome[job.name], "fingerprint": prints.of(job.name).as_dict()}
+            results[job.name] = {
+                "status": outcome[job.name],
+                "fingerprint": prints.of(job.name).as_dict(),
+                "seconds": round(seconds[job.name], 1),
+            }
             save_json(DRIVER_RESULTS, results)
             if outcome[job.name] != SURVIVED:
                 say(f"driver: {job.name} {outcome[job.name]} ({elapsed:.0f} s)")
@@ -875,6 +893,15 @@ def main() -> None:
         "and the survivors whose verdict of equivalence is stale",
     )
     parser.add_argument("--report", action="store_true", help="only write MUTATION.md from the results in mutants/")
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="run only the mutants whose names match (repeatable; e.g. 'reference_impl.driver._session.*'); "
+        "mutmut still collects which tests reach which function from the whole suite, and the others count as "
+        "not run (or keep their results under --resume)",
+    )
     args = parser.parse_args()
     if args.jobs < 1:
         parser.error(f"--jobs must be at least 1, got {args.jobs}")
@@ -900,20 +927,32 @@ def main() -> None:
             mutation = _describe(name, extras_before) if name in extras_before else _describe(name, {})
             return not verified_now(name, mutation, verified, prints)
 
+        only: list[str] = args.only
+
+        def rerun_selected(name: str, status: str) -> bool:
+            return selected(name, only) and rerun(name, status)
+
         if args.resume:
-            _forget(rerun)
-        pending = {name for path, _ in MODULES for name, code in mutmut_results(path).items() if code is None}
-        say(f"mutmut on {len(MODULES)} modules, {args.jobs} at a time")
-        run_mutmut(args.jobs, LOGS / "mutmut.log")
+            _forget(rerun_selected)
+        # What mutmut is about to run: what has no result, and whatever --only names (mutmut
+        # runs a mutant it is given by name again, result or not).
+        pending = {
+            name
+            for path, _ in MODULES
+            for name, code in mutmut_results(path).items()
+            if code is None or (only and selected(name, only))
+        }
+        say(f"mutmut on {len(MODULES)} modules, {args.jobs} at a time" + (f", only {' '.join(only)}" if only else ""))
+        run_mutmut(args.jobs, LOGS / "mutmut.log", only)
         _note_process_runs(pending, prints)
-        run_extras(args.jobs, rerun, prints)
+        run_extras(args.jobs, rerun_selected, prints, only)
         extras = load_json(EXTRA_RESULTS)
         unrun = {e.name for e in extra_mutants() if e.name not in extras}
         survivors = [
             name
             for path, _ in MODULES
             for name, status in statuses_of(path, extras, unrun).items()
-            if status == SURVIVED
+            if status == SURVIVED and selected(name, only)
         ]
         run_driver(args.jobs, survivors, prints)
         wall = f"{(time.monotonic() - started) / 60:.0f} min with `--jobs {args.jobs}`" + (
