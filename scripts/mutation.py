@@ -41,7 +41,7 @@ import sys
 import time
 import tomllib
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -92,10 +92,22 @@ PROTOCOL_TESTS = ("conformance/suite/test_protocol.py",)
 #: also run with a ranker that is not lexical, against the checks of the lexical profile.
 RANKER_DEPENDENT = ("reference_impl.driver._session.xǁReferenceDriverǁinitialize__mutmut_*",)
 LEXICAL_TESTS = ("conformance/suite/test_ranking.py",)
-#: Seconds a driver run of one mutant may take before it counts as timed out (killed).
-DRIVER_BUDGET = 600.0
+#: The module whose mutants the protocol checks are run against: the driver session, where
+#: params are checked and outcomes become replies. The other modules run the same code in
+#: process and through the driver.
+PROTOCOL_MODULE = "reference_impl/driver/_session.py"
+#: In-process seconds of the tests reaching a mutant's function that its driver run takes
+#: on, fastest first (at least one): the in-process run has run them all already; through
+#: the driver they add the wire (framing, reply schemas, the stdio shell).
+DRIVER_TEST_SECONDS = 60.0
+#: A driver run past this many times its expected seconds (the protocol checks as the clean
+#: run took them, plus its tests at in-process speed), and past a minute more, is stopped.
+#: That is the suite being slow, not the mutant hanging (a hang fails the suite's per-request
+#: time-out, a kill): its result is "over budget", left for `--resume`.
+DRIVER_SLACK = 4.0
 
 KILLED, SURVIVED, TIMEOUT, NOT_RUN = "killed", "survived", "timed out", "not run"
+OVER_BUDGET = "over budget"
 #: mutmut's exit codes: 33 means no suite test reaches the function (a survivor); the
 #: signals are its CPU and wall-time limits.
 _STATUS = {0: SURVIVED, 1: KILLED, 3: KILLED, 33: SURVIVED, 36: TIMEOUT, 24: TIMEOUT, -24: TIMEOUT}
@@ -317,7 +329,7 @@ def run_extras(jobs: int, rerun: Any, prints: Fingerprints, only: Sequence[str] 
         if status != KILLED or done % 10 == 0:
             say(f"extra {done}/{len(extras)}: {extra.name} {status} ({elapsed:.0f} s)")
 
-    _pool(list(extras), {}, jobs, start, finish, budget)
+    _pool(list(extras), {}, jobs, start, finish, lambda _extra: budget)
 
 
 def _copy_tree(target: Path) -> Path:
@@ -463,6 +475,8 @@ class DriverJob:
     name: str
     tests: tuple[str, ...]
     ranker: str | None
+    #: In-process seconds of ``tests`` (the protocol checks not counted: they skip in process).
+    seconds: float
 
 
 def driver_jobs(names: Sequence[str], stats: dict[str, Any]) -> list[DriverJob]:
@@ -471,14 +485,24 @@ def driver_jobs(names: Sequence[str], stats: dict[str, Any]) -> list[DriverJob]:
     durations: dict[str, float] = stats.get("duration_by_test", {})
     jobs: list[DriverJob] = []
     for name in names:
-        mangled = name.rsplit("__mutmut_", 1)[0] if "__mutmut_" in name else None
-        tests = sorted(set(reaching.get(mangled, ())) if mangled else set(), key=lambda t: durations.get(t, 0.0))
-        if mangled is None:
+        if "__mutmut_" in name:
+            candidates = set(reaching.get(name.rsplit("__mutmut_", 1)[0], ()))
+        else:
             # A module constant or a property: whatever reaches the reference may see it.
-            tests = sorted(set().union(*map(set, reaching.values())), key=lambda t: durations.get(t, 0.0))
-        jobs.append(DriverJob(name, (*PROTOCOL_TESTS, *tests), None))
+            candidates = set().union(*map(set, reaching.values()))
+        tests: list[str] = []
+        took = 0.0
+        for test in sorted(candidates, key=lambda t: (durations.get(t, 0.0), t)):
+            if tests and took + durations.get(test, 0.0) > DRIVER_TEST_SECONDS:
+                break
+            tests.append(test)
+            took += durations.get(test, 0.0)
+        protocol = PROTOCOL_TESTS if owner_of(name)[0] == PROTOCOL_MODULE else ()
+        if protocol or tests:
+            jobs.append(DriverJob(name, (*protocol, *tests), None, took))
         if any(fnmatch.fnmatchcase(name, pattern) for pattern in RANKER_DEPENDENT):
-            jobs.append(DriverJob(name, LEXICAL_TESTS, "bm25"))
+            lexical = sum(d for t, d in durations.items() if t.startswith(LEXICAL_TESTS))
+            jobs.append(DriverJob(name, LEXICAL_TESTS, "bm25", lexical))
     return jobs
 
 
@@ -486,16 +510,35 @@ def run_driver(jobs: int, survivors: list[str], prints: Fingerprints) -> None:
     """Run the in-process survivors through the stdio driver, ``jobs`` at a time."""
     stats = json.loads((MUTANTS / "mutmut-stats.json").read_text())
     results = load_json(DRIVER_RESULTS)
-    current = {n for n, r in results.items() if r.get("fingerprint") == prints.of(n).as_dict()}
-    todo = [job for job in driver_jobs([n for n in survivors if n not in current], stats)]
+    current = {
+        n
+        for n, r in results.items()
+        if r.get("status") != OVER_BUDGET and r.get("fingerprint") == prints.of(n).as_dict()
+    }
+    todo = driver_jobs([n for n in survivors if n not in current], stats)
+    runs = Counter(job.name for job in todo)
+    # A survivor no test reaches and that the protocol checks do not concern has nothing to
+    # run: through the driver as in process, nothing would reach it.
+    for name in survivors:
+        if name not in current and name not in runs:
+            results[name] = {"status": SURVIVED, "fingerprint": prints.of(name).as_dict(), "seconds": 0, "runs": 0}
+    save_json(DRIVER_RESULTS, results)
     extras = {e.name: e for e in extra_mutants()}
-    say(f"through the driver: {len({j.name for j in todo})} in-process survivors, {len(todo)} runs")
+    say(f"through the driver: {len(runs)} in-process survivors, {len(todo)} runs")
     if not todo:
         return
     trees = [_copy_tree(MUTANTS / "extra" / f"driver-{i}") for i in range(jobs)]
+    started = time.monotonic()
     clean = _start_driver(trees[0], PROTOCOL_TESTS, mutant=None, ranker=None)
     if clean.wait() != 0:
         sys.exit(f"the protocol checks do not pass through an unmutated driver ({trees[0]})")
+    protocol_seconds = time.monotonic() - started
+    say(f"the protocol checks took {protocol_seconds:.0f} s through an unmutated driver")
+
+    def budget(job: DriverJob) -> float:
+        expected = job.seconds + (protocol_seconds if PROTOCOL_TESTS[0] in job.tests else 0.0)
+        return DRIVER_SLACK * expected + 60.0
+
     outcome: dict[str, str] = {}
     seconds: dict[str, float] = {}
 
@@ -510,8 +553,11 @@ def run_driver(jobs: int, survivors: list[str], prints: Fingerprints) -> None:
         extra = extras.get(job.name)
         if extra is not None:
             shutil.copy2(ROOT / extra.path, trees[slot] / extra.path)
-        # A mutant is killed through the driver when any of its runs kills it.
-        if outcome.get(job.name) in (None, SURVIVED):
+        if status == TIMEOUT:
+            status = OVER_BUDGET
+        # A mutant is killed through the driver when any of its runs kills it; it survived
+        # only when every run finished and survived.
+        if outcome.get(job.name) in (None, SURVIVED) or status == KILLED:
             outcome[job.name] = status
         seconds[job.name] = seconds.get(job.name, 0.0) + elapsed
         if all(j.name != job.name for j in pending) and job.name not in running_names():
@@ -519,10 +565,10 @@ def run_driver(jobs: int, survivors: list[str], prints: Fingerprints) -> None:
                 "status": outcome[job.name],
                 "fingerprint": prints.of(job.name).as_dict(),
                 "seconds": round(seconds[job.name], 1),
+                "runs": runs[job.name],
             }
             save_json(DRIVER_RESULTS, results)
-            if outcome[job.name] != SURVIVED:
-                say(f"driver: {job.name} {outcome[job.name]} ({elapsed:.0f} s)")
+            say(f"driver: {job.name} {outcome[job.name]} ({seconds[job.name]:.0f} s)")
 
     pending = list(todo)
     running: dict[int, tuple[DriverJob, subprocess.Popen[bytes], float]] = {}
@@ -530,8 +576,12 @@ def run_driver(jobs: int, survivors: list[str], prints: Fingerprints) -> None:
     def running_names() -> set[str]:
         return {job.name for job, _, _ in running.values()}
 
-    _pool(pending, running, jobs, start, finish, DRIVER_BUDGET)
-    say(f"through the driver: {sum(1 for s in outcome.values() if s != SURVIVED)} of {len(outcome)} killed")
+    _pool(pending, running, jobs, start, finish, budget)
+    counts = Counter(outcome.values())
+    say(
+        f"through the driver: {counts[KILLED]} of {len(outcome)} killed"
+        + (f", {counts[OVER_BUDGET]} over budget (left for --resume)" if counts[OVER_BUDGET] else "")
+    )
 
 
 def _start_driver(
@@ -559,11 +609,11 @@ def _pool(
     jobs: int,
     start: Any,
     finish: Any,
-    budget: float,
+    budget: Callable[[Any], float],
 ) -> None:
     """Run ``pending`` items ``jobs`` at a time: ``start(slot, item)`` gives the process,
-    ``finish(slot, item, status, seconds)`` is told how it ended (a process past ``budget``
-    seconds is killed and counts as timed out)."""
+    ``finish(slot, item, status, seconds)`` is told how it ended (a process past
+    ``budget(item)`` seconds is killed and counts as timed out)."""
     while pending or running:
         while pending and len(running) < jobs:
             slot = next(i for i in range(jobs) if i not in running)
@@ -572,7 +622,7 @@ def _pool(
         time.sleep(0.5)
         for slot, (item, proc, started) in list(running.items()):
             elapsed = time.monotonic() - started
-            if proc.poll() is None and elapsed < budget:
+            if proc.poll() is None and elapsed < budget(item):
                 continue
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
@@ -653,6 +703,8 @@ class Results:
     contradicted: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     through_driver: int = 0
+    #: In-process survivors with no settled driver result (a run cut short, or over budget).
+    driver_pending: list[str] = field(default_factory=list)
 
 
 def statuses_of(path: str, extras: dict[str, Any], unrun: set[str]) -> dict[str, str]:
@@ -679,8 +731,10 @@ def collect(verdicts: dict[str, dict[str, str]], prints: Fingerprints) -> Result
         for name, status in sorted(statuses_of(path, extras, unrun).items()):
             row.generated += 1
             by_driver = driver.get(name, {}).get("status")
-            if status == SURVIVED and by_driver is not None:
+            if status == SURVIVED and by_driver in (KILLED, TIMEOUT, SURVIVED) and driver[name].get("runs", 1):
                 results.through_driver += 1
+            elif status == SURVIVED and by_driver not in (KILLED, TIMEOUT, SURVIVED):
+                results.driver_pending.append(name)
             if status == SURVIVED and by_driver in (KILLED, TIMEOUT):
                 row.killed_by_driver += 1
                 if _verdict(name, equivalent) is not None:
@@ -726,7 +780,8 @@ def record_verified(results: Results, prints: Fingerprints) -> None:
             continue
         now = prints.of(survivor.name).as_dict()
         ran = extras.get(survivor.name, {}).get("fingerprint") or process_runs.get(survivor.name)
-        if ran == now and driver.get(survivor.name, {}).get("fingerprint") == now:
+        through = driver.get(survivor.name, {})
+        if ran == now and through.get("status") == SURVIVED and through.get("fingerprint") == now:
             verified[survivor.name] = {**now, "mutation": survivor.line}
             survivor.reverified = True
     save_json(VERIFIED, verified)
@@ -802,6 +857,13 @@ def render(results: Results, wall: str) -> str:
             "`scripts/mutation --resume` runs them.",
             "",
         ]
+    if results.driver_pending:
+        out += [
+            f"**{len(results.driver_pending)} in-process survivors have not been run through the driver**: the run "
+            "was cut short or their driver run went over its budget, so they count as survivors for now. "
+            "`scripts/mutation --resume` runs them.",
+            "",
+        ]
     out += _method()
     for verdict, title in (
         ("", "Survivors without a verdict"),
@@ -849,11 +911,15 @@ def _method() -> list[str]:
         "  runs each against every suite test that reaches the reference.",
         "- Every mutant that survives in process runs again through the driver: the suite starts",
         "  `python -m reference_impl.driver` in a process of its own, which inherits the mutant,",
-        "  and runs the protocol checks (`test_protocol.py`, which skip in process) and the tests",
-        "  that reach the mutated function, so that what only the wire shows (invalid params,",
-        "  parse errors, reply schemas, the stdio shell's defaults) is judged by a check, not by a",
-        "  verdict. Mutants of the driver's profile claims also run with `--ranker bm25` against",
-        "  the lexical profile's checks: a driver that claims `lexical` for another ranker fails them.",
+        "  and runs the tests that reach the mutated function (the fastest, up to a minute of",
+        "  their in-process time: in process they all ran already), and for mutants of the driver",
+        "  session (`driver/_session.py`) the protocol checks too (`test_protocol.py`, which skip",
+        "  in process), so that what only the wire shows (invalid params, parse errors, reply",
+        "  schemas, the stdio shell's defaults) is judged by a check, not by a verdict. Mutants of",
+        "  the driver's profile claims also run with `--ranker bm25` against the lexical profile's",
+        "  checks: a driver that claims `lexical` for another ranker fails them. A driver run far",
+        "  slower than expected is stopped and left for `--resume` (a mutant that hangs the driver",
+        "  fails the suite's own per-request time-out instead, and is killed).",
         "- A verdict of equivalence holds for what it was judged against. The script fingerprints",
         "  the suite (everything in `conformance/` that runs or is read), SPEC.md with PROTOCOL.md,",
         "  and the mutated function's source; a survivor judged equivalent counts as re-verified",
@@ -934,16 +1000,16 @@ def main() -> None:
 
         if args.resume:
             _forget(rerun_selected)
-        # What mutmut is about to run: what has no result, and whatever --only names (mutmut
-        # runs a mutant it is given by name again, result or not).
-        pending = {
-            name
-            for path, _ in MODULES
-            for name, code in mutmut_results(path).items()
-            if code is None or (only and selected(name, only))
-        }
-        say(f"mutmut on {len(MODULES)} modules, {args.jobs} at a time" + (f", only {' '.join(only)}" if only else ""))
-        run_mutmut(args.jobs, LOGS / "mutmut.log", only)
+        results_now = {name: code for path, _ in MODULES for name, code in mutmut_results(path).items()}
+        pending = {name for name, code in results_now.items() if code is None and selected(name, only)}
+        # mutmut runs a mutant it is given by name again, result or not: once the mutants
+        # exist, --only names just the selected ones without a result; before, its patterns.
+        targets = sorted(pending) if only and results_now else list(only)
+        if targets or not only:
+            say(
+                f"mutmut on {len(MODULES)} modules, {args.jobs} at a time" + (f", {len(targets)} names" if only else "")
+            )
+            run_mutmut(args.jobs, LOGS / "mutmut.log", targets)
         _note_process_runs(pending, prints)
         run_extras(args.jobs, rerun_selected, prints, only)
         extras = load_json(EXTRA_RESULTS)
