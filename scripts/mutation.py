@@ -91,7 +91,11 @@ PROTOCOL_TESTS = ("conformance/suite/test_protocol.py",)
 #: Profile claims depend on the ranker a driver runs with: mutants of these functions are
 #: also run with a ranker that is not lexical, against the checks of the lexical profile.
 RANKER_DEPENDENT = ("reference_impl.driver._session.xǁReferenceDriverǁinitialize__mutmut_*",)
-LEXICAL_TESTS = ("conformance/suite/test_ranking.py",)
+LEXICAL_TESTS = (
+    "conformance/suite/test_ranking.py",
+    # RNK-9.1: whatever the ranker, the claims include `core`.
+    "conformance/suite/test_protocol.py::test_initialize_claims_the_core_profile",
+)
 #: The module whose mutants the protocol checks are run against: the driver session, where
 #: params are checked and outcomes become replies. The other modules run the same code in
 #: process and through the driver.
