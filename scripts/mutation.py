@@ -376,14 +376,18 @@ def _digest(paths: Sequence[Path]) -> str:
 
 
 def suite_digest() -> str:
-    """The killer: everything in ``conformance`` that runs or is read during a run."""
+    """The killer: everything in ``conformance`` that runs or is read during a run, and how
+    this script chooses what runs (a driver run given more tests may kill more)."""
     package = ROOT / "conformance"
     files = [
         p
         for p in package.rglob("*")
         if p.is_file() and p.suffix in {".py", ".json", ".ini"} and "__pycache__" not in p.parts
     ]
-    return _digest(files)
+    choices = (SUITE_ARGS, DRIVER_ARGS, PROTOCOL_TESTS, PROTOCOL_MODULE, RANKER_DEPENDENT, LEXICAL_TESTS)
+    h = hashlib.sha256(_digest(files).encode())
+    h.update(repr((*choices, DRIVER_TEST_SECONDS)).encode())
+    return h.hexdigest()[:12]
 
 
 def spec_digest() -> str:
