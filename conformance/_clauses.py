@@ -24,6 +24,7 @@ from conformance._errors import SpecError, UnknownClause, UsageError
 
 __all__ = [
     "CLAUSES",
+    "PROFILES",
     "SENTENCES",
     "Clause",
     "Level",
@@ -39,10 +40,12 @@ __all__ = [
 ]
 
 Level = Literal["MUST", "SHOULD", "MAY"]
-Profile = Literal["core", "lexical"]
+Profile = Literal["core", "lexical", "eviction", "refresh"]
+#: Every profile, ``core`` first: the others are optional, claimed by an implementation.
+PROFILES: Final[tuple[Profile, ...]] = ("core", "lexical", "eviction", "refresh")
 
 _HEADING: Final = re.compile(
-    r"^### (?P<id>[A-Z]+-[1-9][0-9]*) · (?P<level>MUST|SHOULD|MAY) · (?P<profile>core|lexical)$"
+    r"^### (?P<id>[A-Z]+-[1-9][0-9]*) · (?P<level>MUST|SHOULD|MAY) · (?P<profile>core|lexical|eviction|refresh)$"
 )
 _SOURCES: Final = re.compile(r"^Sources: (?P<items>[FRP][1-9][0-9]*(?:, [FRP][1-9][0-9]*)*)\.$")
 _ITEM: Final = re.compile(r"^(?P<number>[1-9][0-9]*)\. (?:\((?P<level>MUST|SHOULD|MAY)\) )?(?P<text>\S.*)$")
@@ -106,7 +109,8 @@ def parse_spec(markdown: str) -> dict[str, Clause]:
             current = _HEADING.match(stripped)
             if current is None:
                 raise SpecError(
-                    f"SPEC.md line {lineno}: expected '### ID · MUST|SHOULD|MAY · core|lexical', got {stripped!r}"
+                    f"SPEC.md line {lineno}: expected '### ID · MUST|SHOULD|MAY · {'|'.join(PROFILES)}', "
+                    f"got {stripped!r}"
                 )
             if current["id"] in clauses:
                 raise SpecError(f"SPEC.md line {lineno}: clause {current['id']} is defined twice")
@@ -207,12 +211,16 @@ def clause(*ids: str) -> pytest.MarkDecorator:
 
 
 def profile_of(ids: Iterable[str]) -> Profile:
-    """The profile of a test citing ``ids``: lexical if any cited clause is, else core.
+    """The profile of a test citing ``ids``: the optional profile of a cited clause, else core.
 
     Raises:
         UnknownClause: an id is not defined in SPEC.md.
+        UsageError: the ids cite clauses of two optional profiles (a test checks one of them).
     """
-    return "lexical" if any(_known(ref).profile == "lexical" for ref in ids) else "core"
+    optional = {_known(ref).profile for ref in ids} - {"core"}
+    if len(optional) > 1:
+        raise UsageError(f"a test cites clauses of the profiles {sorted(optional)}; cite those of one of them")
+    return optional.pop() if optional else "core"
 
 
 def _cited(item: pytest.Item) -> list[str]:

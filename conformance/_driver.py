@@ -128,6 +128,12 @@ class DriverSut:
         __tracebackhide__ = True
         return self._tools("run.definitions", await self._call("run.definitions", {"runId": run_id}))
 
+    async def notices(self, run_id: str) -> list[dict[str, Any]]:
+        """The ``notices`` of a ``run.definitions`` result (P40); none when it has none."""
+        result = await self._call("run.definitions", {"runId": run_id})
+        notices = result.get("notices", [])
+        return [dict(n) for n in notices] if isinstance(notices, list) else []
+
     async def call(self, run_id: str, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """``run.call``."""
         __tracebackhide__ = True

@@ -5,13 +5,20 @@ drift. A check enforces a sentence when it cites the sentence's own id
 (``@clause("DSC-5.2")``); citing a whole clause enforces none of its sentences. A MUST or
 SHOULD sentence with neither a check nor an entry in :data:`UNTESTED` is a gap, and an
 entry for a sentence that is checked (or unknown) is stale.
+
+Each sentence also leads to the lines of the reference implementation that implement it:
+``reference_impl`` cites sentence ids in its comments and docstrings (``# DSC-5.2: ...``),
+and :func:`implementations` collects them. The suite imports none of the reference's code
+for that: it reads the package's source files as text, from beside this package.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import pkgutil
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,15 +29,22 @@ import pytest
 
 from conformance import suite
 from conformance._clauses import clause_id_of, load_clauses
+from conformance._errors import ConformanceError
 
 __all__ = [
     "MANIFEST_PATH",
     "PENDING",
+    "REFERENCE_PACKAGE",
+    "UNIMPLEMENTED",
     "UNTESTED",
+    "ReferenceCitation",
     "SentenceEntry",
     "citations",
+    "implementations",
     "manifest",
     "manifest_document",
+    "reference_citations",
+    "reference_sources",
     "render_manifest",
     "suite_tests",
 ]
@@ -47,12 +61,26 @@ UNTESTED: Final[Mapping[str, str]] = {
     "only that passes every core check of selection, budgets and discovery",
     "ISO-3.1": "a permission (MAY): the selection trace is not part of the wire contract",
     "DSC-7.5": _PERMISSION + "; ERR-9.1 judges the message of a refusal, when there is one",
+    "EVC-1.4": _PERMISSION + "; the eviction checks accept a call that evicts more than it must, as long as what it "
+    "evicts is the least recently used (EVC-3)",
     "CAT-2.4": _PERMISSION + "; CAT-2.1 checks that a bound, where there is one, lies past 1,000 pages",
 }
 
 #: Testable sentences the suite does not check yet. A certificate counts their clauses as
 #: gaps: it gives no verdict while any remains.
 PENDING: Final[frozenset[str]] = frozenset()
+
+
+#: The package whose sources cite the sentences they implement.
+REFERENCE_PACKAGE: Final = "reference_impl"
+
+#: MUST sentences no line of the reference implements, each with the reason. Only a sentence
+#: about the suite itself could belong here; every sentence a host must follow has a line.
+UNIMPLEMENTED: Final[Mapping[str, str]] = {}
+
+# A sentence id (``DSC-5.2``) anywhere in a source line, or a clause id (``DSC-5``) whose
+# prefix is a clause family of SPEC.md (``UTF-8`` and ``SHA-256`` are not citations).
+_CITED: Final = re.compile(r"\b(?P<id>[A-Z]{2,5}-[0-9]+(?:\.[0-9]+)?)\b(?!\.[0-9])")
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +91,20 @@ class SentenceEntry:
     profile: str
     checks: tuple[str, ...]
     untested_reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ReferenceCitation:
+    """A sentence or clause id cited on one line of the reference implementation."""
+
+    ref: str
+    #: ``reference_impl/_discovery.py``: relative to the folder that holds the package.
+    path: str
+    line: int
+
+    @property
+    def location(self) -> str:
+        return f"{self.path}:{self.line}"
 
 
 def _suite_modules() -> Iterator[ModuleType]:
@@ -109,6 +151,60 @@ def citations() -> dict[str, list[str]]:
     return cited
 
 
+def reference_sources() -> Path:
+    """The folder of the reference implementation's source files, read as data.
+
+    It ships in the same distribution as this package, so it sits beside it (in a source
+    tree and in site-packages alike); failing that, the import system is asked where it is
+    without running any of its code.
+
+    Raises:
+        ConformanceError: no source files of the reference are installed here.
+    """
+    beside = Path(__file__).resolve().parent.parent / REFERENCE_PACKAGE
+    if (beside / "__init__.py").is_file():
+        return beside
+    spec = importlib.util.find_spec(REFERENCE_PACKAGE)
+    for location in (spec.submodule_search_locations or []) if spec is not None else []:
+        if (Path(location) / "__init__.py").is_file():
+            return Path(location).resolve()
+    raise ConformanceError(
+        f"the source files of {REFERENCE_PACKAGE!r} are not installed beside {Path(__file__).parent} "
+        f"(looked for {beside}/__init__.py); the manifest's implemented_by cannot be collected: "
+        "run this from a source checkout or an installation that includes them"
+    )
+
+
+def reference_citations(root: Path | None = None) -> list[ReferenceCitation]:
+    """Every sentence or clause id the reference's sources cite, in file and line order.
+
+    A dotted id (``DSC-5.2``) is always a citation; an id without a sentence number counts
+    only when its prefix is a clause family of SPEC.md, so that ``UTF-8`` is not one.
+    """
+    root = reference_sources() if root is None else root
+    families = {clause_id.rsplit("-", 1)[0] for clause_id in load_clauses()}
+    found: list[ReferenceCitation] = []
+    for path in sorted(root.rglob("*.py")):
+        where = f"{root.name}/{path.relative_to(root).as_posix()}"
+        for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            for match in _CITED.finditer(text):
+                ref = match["id"]
+                if "." in ref or ref.rsplit("-", 1)[0] in families:
+                    found.append(ReferenceCitation(ref=ref, path=where, line=number))
+    return found
+
+
+def implementations(root: Path | None = None) -> dict[str, list[str]]:
+    """Sentence id -> the ``path:line`` places of the reference that implement it."""
+    implemented: dict[str, list[str]] = {}
+    for citation in reference_citations(root):
+        if "." in citation.ref:
+            places = implemented.setdefault(citation.ref, [])
+            if citation.location not in places:
+                places.append(citation.location)
+    return implemented
+
+
 def manifest() -> list[SentenceEntry]:
     """One entry per sentence of the specification, in specification order."""
     cited = citations()
@@ -127,7 +223,9 @@ def manifest() -> list[SentenceEntry]:
 
 
 def manifest_document() -> dict[str, Any]:
-    """The manifest as JSON: clause -> level, profile, and each sentence's checks, or why it has none."""
+    """The manifest as JSON: clause -> level, profile, and each sentence's checks (or why it has
+    none) and the lines of the reference that implement it."""
+    implemented = implementations()
     clauses: dict[str, Any] = {}
     spec = load_clauses()
     for clause_id, clause in spec.items():
@@ -142,9 +240,14 @@ def manifest_document() -> dict[str, Any]:
             row["pending"] = "testable; the suite has no check for it yet"
         else:
             row["gap"] = "no check, no reason in UNTESTED and not PENDING"
+        if entry.sentence in implemented:
+            row["implemented_by"] = implemented[entry.sentence]
+        elif entry.sentence in UNIMPLEMENTED:
+            row["unimplemented"] = UNIMPLEMENTED[entry.sentence]
         clauses[entry.clause]["sentences"][entry.sentence] = row
     return {
-        "about": "Generated from conformance/SPEC.md and the suite by `mcp-conformance manifest --write`; do not edit.",
+        "about": "Generated from conformance/SPEC.md, the suite and the reference's citations by "
+        "`mcp-conformance manifest --write`; do not edit.",
         "clauses": clauses,
     }
 

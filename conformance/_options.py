@@ -51,7 +51,7 @@ __all__ = [
     "ValueType",
 ]
 
-ProfileChoice = Literal["core", "lexical", "all"]
+ProfileChoice = Literal["core", "lexical", "eviction", "refresh", "all"]
 Thoroughness = Literal["quick", "default", "deep"]
 Mode = Literal["certify", "regression"]
 #: The commands of ``mcp-conformance`` that run the suite.
@@ -218,7 +218,7 @@ PROFILE: Final = Option(
     "--profile",
     "conformance_profile",
     "PROFILE",
-    "profiles whose tests run: core, lexical or all (default: the profiles the SUT claims in "
+    "profiles whose tests run: core, lexical, eviction, refresh or all (default: the profiles the SUT claims in "
     "initialize); tests of other profiles are skipped as not applicable",
     Choice(PROFILE_CHOICES),
     cli="--profile",

@@ -22,7 +22,7 @@ from typing import Any, Final, TypeVar
 import pytest
 
 from conformance import _properties
-from conformance._clauses import Profile, clause_id_of, clauses_of, profile_of, sentences_of
+from conformance._clauses import PROFILES, Profile, clause_id_of, clauses_of, profile_of, sentences_of
 from conformance._driver import DriverSut
 from conformance._errors import (
     ConformanceError,
@@ -54,9 +54,8 @@ __all__ = ["SutSession", "finding_record"]
 _T = TypeVar("_T")
 
 _PROFILES: Final[dict[str, frozenset[Profile]]] = {
-    "core": frozenset({"core"}),
-    "lexical": frozenset({"lexical"}),
-    "all": frozenset({"core", "lexical"}),
+    **{profile: frozenset({profile}) for profile in PROFILES},
+    "all": frozenset(PROFILES),
 }
 #: Why a test did not run (the SUT broke, the time ran out): set at setup, read at report.
 _NOT_RUN_KEY: Final = pytest.StashKey[str]()
@@ -85,7 +84,7 @@ class SutSession:
         if self.settings.profile is not None:
             return _PROFILES[self.settings.profile]
         claimed = self.implementation.profiles if self.implementation else ()
-        return _PROFILES["all"] if "lexical" in claimed else _PROFILES["core"]
+        return frozenset(p for p in PROFILES if p == "core" or p in claimed)
 
     def start(self) -> None:
         """Build the SUT and run ``initialize``.

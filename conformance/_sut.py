@@ -276,6 +276,19 @@ class Run:
         answer = await self._step("run.call", params, lambda: self._sut.adapter.call(self.id, name, args))
         return self._check_call_result(params, answer)
 
+    async def notices(self) -> list[dict[str, Any]]:
+        """The ``notices`` of ``run.definitions`` (PROTOCOL.md P40); an adapter without a
+        ``notices`` method has none."""
+        __tracebackhide__ = True
+        notices = getattr(self._sut.adapter, "notices", None)
+        if notices is None:
+            return []
+        answer = await self._step("run.definitions", {}, lambda: notices(self.id))
+        if not isinstance(answer, list):
+            raise self._bad(f"notices returned {type(answer).__name__}, not a list", answer)
+        self._check_schema("run.definitions", {}, {"tools": [], "notices": answer})
+        return cast(list[dict[str, Any]], answer)
+
     async def request(self, extra_tools: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
         """``run.request``: the next request with ``extra_tools``, after the final hard check."""
         __tracebackhide__ = True

@@ -4,6 +4,9 @@ Describe a fleet (`FleetSpec`, or a JSON/TOML file, or a preset), then serve it 
 memory (`memory_server`), over stdio (`stdio_params`, ``mcp-fleet stdio``) or over
 Streamable HTTP (`serve_http`, `FleetHost`, ``mcp-fleet serve``), and read what
 happened to each server from its ledger (`read_ledger`). Every spec stays within `LIMITS`.
+A server may serve a live catalog: its tools change while it serves, by the schedule of its
+spec or on a test's request (`MemoryFleet`, `FleetHost.change_tools`), and it sends
+``notifications/tools/list_changed``.
 `ProcessGroup` starts a child process in a group of its own and ends it with everything
 it started.
 """
@@ -31,8 +34,19 @@ if TYPE_CHECKING:
     from mock_servers._ledger import OBSERVABILITY, Ledger, LedgerView, read_ledger, wait_for_exits
     from mock_servers._limits import LIMITS, Limits
     from mock_servers._processes import ProcessGroup
-    from mock_servers._server import build_server, call_result, memory_server
-    from mock_servers._spec import AnnotationMix, Faults, FleetSpec, SchemaShapes, ServerSpec, ToolSpec, spec_to_dict
+    from mock_servers._server import MemoryFleet, build_server, call_result, memory_server
+    from mock_servers._spec import (
+        AnnotationMix,
+        CatalogChange,
+        Faults,
+        FleetSpec,
+        Rename,
+        SchemaShapes,
+        ServerSpec,
+        ToolSpec,
+        ToolUpdate,
+        spec_to_dict,
+    )
     from mock_servers._spec_reader import load_spec, preset, preset_names, spec_from_dict, spec_from_text
     from mock_servers._stdio import stdio_params
 
@@ -52,6 +66,11 @@ __all__ = [
     "spec_to_dict",
     "LIMITS",
     "Limits",
+    # Live catalogs (changes while serving, notifications/tools/list_changed)
+    "CatalogChange",
+    "Rename",
+    "ToolUpdate",
+    "MemoryFleet",
     # Generation
     "MCP_TOOL_NAME",
     "PROVIDER_TOOL_NAME",

@@ -2,7 +2,8 @@
 
 A `FleetApp` serves any number of fleets, added and removed while it runs; server ``s`` of
 fleet ``f`` lives at ``/f/s/mcp``, and ``/_fleet/...`` is a small control API (add a fleet,
-remove it, health) guarded by a token. `mock_servers._http` runs it with uvicorn.
+remove it, health; change a server's tools and wait for a client to list them again)
+guarded by a token. `mock_servers._http` runs it with uvicorn.
 """
 
 from __future__ import annotations
@@ -13,17 +14,19 @@ import os
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qsl
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
-from mock_servers._errors import HostError, LedgerError, SpecError
+from mock_servers._errors import FleetArgumentError, HostError, LedgerError, SpecError
 from mock_servers._ledger import Ledger
 from mock_servers._raw import MAX_BODY, RawHttpServer, Receive, Scope, Send, abort, read_body
 from mock_servers._server import ServerCore, sdk_server_for
-from mock_servers._spec import FleetSpec
+from mock_servers._spec import CatalogChange, FleetSpec
+from mock_servers._spec_changes import change_from_dict
 from mock_servers._spec_reader import spec_from_dict
 
 __all__ = ["MAX_SESSIONS", "SESSION_IDLE_SECONDS", "FleetApp", "FleetUrls"]
@@ -157,6 +160,28 @@ class FleetApp:
         for name in list(self._fleets):
             await self.remove_fleet(name)
 
+    def _core(self, fleet: str, server_id: str) -> ServerCore:
+        served = self._fleets.get(fleet)
+        if served is None:
+            raise HostError(f"no fleet named {fleet!r}")
+        mount = served.mounts.get(server_id)
+        if mount is None:
+            raise HostError(f"fleet {fleet!r} has no server {server_id!r}; it has {sorted(served.mounts)}")
+        return mount.core
+
+    async def change_tools(self, fleet: str, server_id: str, change: CatalogChange) -> dict[str, Any]:
+        """Change a server's tools now (see `ServerCore.change`).
+
+        Raises:
+            HostError: no such fleet or server.
+            FleetArgumentError: an edit does not apply to the server's tools.
+        """
+        return await self._core(fleet, server_id).change(change)
+
+    async def await_listing(self, fleet: str, server_id: str, after: int, timeout: float) -> str:
+        """``complete``, ``error`` or ``timeout``: whether a client listed the tools since version ``after``."""
+        return await self._core(fleet, server_id).watch.wait(after, timeout)
+
     def _urls(self, fleet: _Fleet) -> FleetUrls:
         return FleetUrls(fleet.name, {sid: f"{self.base_url}/{fleet.name}/{sid}/mcp" for sid in fleet.mounts})
 
@@ -237,10 +262,26 @@ class FleetApp:
             elif len(parts) == 2 and parts[0] == "fleets" and method == "DELETE":
                 await self.remove_fleet(parts[1])
                 await _json(send, 200, {"removed": parts[1]})
+            elif len(parts) == 5 and parts[0] == "fleets" and parts[2] == "servers" and parts[4] == "changes":
+                if method != "POST":
+                    await _json(send, 405, {"error": "POST a change"})
+                    return
+                body = await read_body(receive)
+                change = change_from_dict(json.loads(body) if body else {}, source="<change request>")
+                await _json(send, 200, await self.change_tools(parts[1], parts[3], change))
+            elif len(parts) == 5 and parts[0] == "fleets" and parts[2] == "servers" and parts[4] == "listing":
+                query = dict(_query(scope))
+                after, timeout = int(query.get("after", "1")), float(query.get("timeout", "10"))
+                if not (after >= 0 and 0 <= timeout <= 600):
+                    raise ValueError(f"after must be 0 or more and timeout 0 to 600 seconds, got {query}")
+                outcome = await self.await_listing(parts[1], parts[3], after, timeout)
+                await _json(send, 200, {"outcome": outcome})
             else:
                 await _json(send, 404, {"error": "unknown control request"})
         except SpecError as exc:
             await _json(send, 400, {"error": str(exc), "kind": "spec_error"})
+        except FleetArgumentError as exc:
+            await _json(send, 400, {"error": str(exc), "kind": "bad_change"})
         except LedgerError as exc:
             await _json(send, 400, {"error": str(exc), "kind": "ledger_error"})
         except HostError as exc:
@@ -254,9 +295,11 @@ async def _own_manager(
 ) -> None:
     # A session manager is entered and exited by this one task, as anyio requires.
     try:
-        async with manager.run():
+        async with manager.run(), anyio.create_task_group() as schedule:
+            schedule.start_soon(mount.core.run_schedule)
             task_status.started()
             await mount.stop.wait()
+            schedule.cancel_scope.cancel()
     finally:
         mount.done.set()
 
@@ -287,6 +330,10 @@ def _replay(body: bytes) -> Receive:
         raise AssertionError("unreachable")  # pragma: no cover
 
     return receive
+
+
+def _query(scope: Scope) -> list[tuple[str, str]]:
+    return parse_qsl(bytes(scope.get("query_string", b"")).decode("latin-1"))
 
 
 async def _json(send: Send, status: int, data: Any) -> None:

@@ -33,7 +33,7 @@ from mock_servers._errors import FleetArgumentError
 from mock_servers._generate import generate_tools
 from mock_servers._ledger import Ledger, LedgerView, read_ledger, wait_for_exits
 from mock_servers._processes import signal_verified, start_time, wait_for_pids
-from mock_servers._spec import FleetSpec, spec_to_dict
+from mock_servers._spec import CatalogChange, FleetSpec, spec_to_dict
 from mock_servers._spec_reader import preset_names, resolve_spec
 
 __all__ = ["FleetFactory", "ServedFleet"]
@@ -65,6 +65,37 @@ class ServedFleet:
     ledger_path: Path
     check_cleanup: bool = True
     _release: Callable[[], None] = field(default=lambda: None, repr=False)
+    # The fleet host and the fleet's name on it, for changes made on demand (HTTP only).
+    _live: tuple[Any, str] | None = field(default=None, repr=False)
+
+    def change_tools(self, server_id: str, change: CatalogChange | Mapping[str, Any]) -> dict[str, Any]:
+        """Change a server's tools now, and send ``notifications/tools/list_changed`` if it
+        declares ``list_changed``: ``fleet.change_tools("github", {"remove": ["x"]})``.
+
+        Returns ``{"catalog", "tools", "notified"}``; `await_listing` takes the ``catalog``.
+
+        Raises:
+            FleetArgumentError: the fleet is served over stdio (each server process keeps its
+                own catalog, which only its schedule changes).
+            HostError: no such server, or an edit that does not apply to its tools.
+            SpecError: ``change`` is not a valid change.
+        """
+        host, name = self._live_host()
+        answer: dict[str, Any] = host.change_tools(name, server_id, change)
+        return answer
+
+    def await_listing(self, server_id: str, after: int, timeout: float = 10.0) -> str:
+        """Wait until the host has listed the server's tools again since catalog version ``after``:
+        ``complete``, ``error`` (a listing refused by ``list_error``) or ``timeout``."""
+        host, name = self._live_host()
+        return str(host.await_listing(name, server_id, after, timeout))
+
+    def _live_host(self) -> tuple[Any, str]:
+        if self._live is None:
+            raise FleetArgumentError(
+                "changes on demand need transport='http'; a stdio server changes only by the schedule of its spec"
+            )
+        return self._live
 
     @property
     def ledger(self) -> LedgerView:
@@ -154,7 +185,9 @@ class FleetFactory:
             host = self._host()
             urls = host.add_fleet(resolved, ledger_path)
             servers = {sid: {"type": "http", "url": url} for sid, url in urls.items()}
-            fleet = ServedFleet(resolved, "http", servers, ledger_path, check, lambda: host.remove_fleet(urls))
+            fleet = ServedFleet(
+                resolved, "http", servers, ledger_path, check, lambda: host.remove_fleet(urls), (host, urls.fleet)
+            )
         self._fleets.append(fleet)
         return fleet
 

@@ -17,14 +17,15 @@ import tempfile
 import threading
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from mock_servers._app import SESSION_IDLE_SECONDS, FleetUrls
 from mock_servers._errors import HostError
 from mock_servers._processes import ProcessGroup
-from mock_servers._spec import FleetSpec, spec_to_dict
+from mock_servers._spec import CatalogChange, FleetSpec, change_to_dict, spec_to_dict
+from mock_servers._spec_changes import as_change
 from mock_servers._spec_reader import resolve_spec
 from mock_servers._stdio import PACKAGE_ROOT
 
@@ -112,17 +113,46 @@ class FleetHost:
         name = fleet.fleet if isinstance(fleet, FleetUrls) else fleet
         self._request("DELETE", f"/_fleet/fleets/{name}", None)
 
+    def change_tools(
+        self, fleet: str | FleetUrls, server_id: str, change: CatalogChange | Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Change a server's tools now and send its notifications; ``{"catalog", "tools", "notified"}``.
+
+        ``change`` is a `CatalogChange` or its spec form (``{"remove": ["x"], "notify": 3}``);
+        ``catalog`` in the answer is the version the change made, which `await_listing` waits for.
+
+        Raises:
+            SpecError: ``change`` is not a valid change.
+            HostError: no such fleet or server, or an edit that does not apply to its tools.
+        """
+        name = fleet.fleet if isinstance(fleet, FleetUrls) else fleet
+        body = change_to_dict(as_change(change))
+        answer: dict[str, Any] = self._request("POST", f"/_fleet/fleets/{name}/servers/{server_id}/changes", body)
+        return answer
+
+    def await_listing(self, fleet: str | FleetUrls, server_id: str, after: int, timeout: float = 10.0) -> str:
+        """Wait until a client has listed the server's tools since catalog version ``after``.
+
+        Returns ``complete`` (every page, from page 0, at that version or later), ``error``
+        (a ``tools/list`` refused by ``list_error``) or ``timeout``, so that a test waits for
+        a host to re-list instead of sleeping.
+        """
+        name = fleet.fleet if isinstance(fleet, FleetUrls) else fleet
+        path = f"/_fleet/fleets/{name}/servers/{server_id}/listing?after={int(after)}&timeout={float(timeout)!r}"
+        answer: dict[str, Any] = self._request("GET", path, None, timeout=timeout + 30)
+        return str(answer["outcome"])
+
     def close(self, timeout: float = 10.0) -> None:
         """Stop the host process: close its stdin (it removes its fleets and exits), then signal its group."""
         _stop(self.group, self.log_path, timeout)
 
-    def _request(self, method: str, path: str, body: Any) -> Any:
+    def _request(self, method: str, path: str, body: Any, *, timeout: float = 120) -> Any:
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(self.url + path, data=data, method=method)
         request.add_header("X-Fleet-Token", self.token)
         request.add_header("Content-Type", "application/json")
         try:
-            with self._opener.open(request, timeout=120) as response:
+            with self._opener.open(request, timeout=timeout) as response:
                 return json.loads(response.read())
         except urllib.error.HTTPError as exc:
             detail = exc.read().decode(errors="replace")

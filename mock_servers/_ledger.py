@@ -22,9 +22,16 @@ Events (extra fields in brackets):
   `OBSERVABILITY`).
 - ``initialized`` [protocolVersion]: the legacy handshake completed.
 - ``discovered`` [protocolVersion]: a ``server/discover`` request (2026-07-28 era).
-- ``tools_listed`` [page, cursor, count, nextCursor, protocolVersion]: one ``tools/list`` page served.
+- ``tools_listed`` [page, cursor, count, nextCursor, protocolVersion, catalog]: one ``tools/list``
+  page served (``catalog``: how many changes the server's tools had seen).
 - ``tool_called`` [name, arguments, isError, protocolVersion]: a ``tools/call`` reached the server.
-- ``fault`` [fault, ...]: a fault of the spec fired (``fault`` is the spec field's name).
+- ``fault`` [fault, ...]: a fault of the spec fired (``fault`` is the spec field's name;
+  ``list_error`` when a change has made ``tools/list`` fail).
+- ``tools_changed`` [trigger, catalog, removed, renamed, updated, added, tools, listError]: a live
+  catalog changed (``trigger``: ``after_calls``, ``after_seconds`` or ``request``).
+- ``list_changed`` [catalog, n, of, connections, streams]: one ``notifications/tools/list_changed``
+  sent (the ``n``-th of ``of`` after that change), to so many handshake-era connections and
+  2026-07-28 ``subscriptions/listen`` streams.
 """
 
 from __future__ import annotations
@@ -235,6 +242,14 @@ class LedgerView:
     def listed_pages(self, server: str) -> list[int]:
         """The page indexes of every ``tools/list`` the server answered, in order."""
         return [e["page"] for e in self.of("tools_listed", server) if isinstance(e.get("page"), int)]
+
+    def changes(self, server: str | None = None) -> list[dict[str, Any]]:
+        """``tools_changed`` events: the changes of live catalogs, in order."""
+        return self.of("tools_changed", server)
+
+    def notifications(self, server: str | None = None, catalog: int | None = None) -> list[dict[str, Any]]:
+        """``list_changed`` events, optionally only those sent after one change (its ``catalog``)."""
+        return [e for e in self.of("list_changed", server) if catalog is None or e.get("catalog") == catalog]
 
     def faults(self, server: str | None = None, kind: str | None = None) -> list[dict[str, Any]]:
         """``fault`` events, optionally for one server and one fault kind."""

@@ -37,6 +37,13 @@ class Limits:
     fault_count: int = 1_000
     #: Seconds of the ``slow`` fault.
     slow_seconds: float = 600.0
+    #: Scheduled changes of one server's live catalog.
+    changes_per_server: int = 1_000
+    #: ``notifications/tools/list_changed`` one change sends (a storm).
+    notifications_per_change: int = 10_000
+    #: Seconds after which a scheduled change may fire (``after_seconds``), and calls (``after_calls``).
+    change_seconds: float = 86_400.0
+    change_calls: int = 1_000_000
 
 
 LIMITS = Limits()

@@ -16,17 +16,21 @@ from typing import Any
 import anyio
 import jsonschema  # type: ignore[import-untyped]
 import mcp_types as types
-from mcp.server import Server, ServerRequestContext
+from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
+from mcp.server.models import InitializationOptions
+from mcp.server.subscriptions import ListenHandler
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mock_servers._errors import FleetArgumentError
-from mock_servers._generate import build_catalog
 from mock_servers._ledger import Ledger
+from mock_servers._live import ListingWatch, LiveCatalog, Notifier
 from mock_servers._results import ResultMaker
-from mock_servers._spec import ServerSpec
+from mock_servers._spec import CatalogChange, FleetSpec, ServerSpec
+from mock_servers._spec_changes import as_change
 
-__all__ = ["ServerCore", "build_server", "call_result", "memory_server"]
+__all__ = ["MemoryFleet", "ServerCore", "build_server", "call_result", "memory_server"]
 
 
 class DropConnection(Exception):
@@ -82,17 +86,30 @@ class ServerCore:
         self.ledger = ledger.for_transport(transport)
         self.transport = transport
         self.stopping = stopping or anyio.Event()
-        catalog = build_catalog(spec)
-        self.tools = catalog.tools
-        self.faulty = catalog.faulty
-        self._by_name: dict[str, dict[str, Any]] = {}
-        for tool in self.tools:
-            name = tool.get("name")
-            if isinstance(name, str) and name not in self._by_name:
-                self._by_name[name] = tool
+        self.live = LiveCatalog(spec)
+        self.notifier = Notifier()
+        self.watch = ListingWatch()
         self._validators: dict[str, jsonschema.protocols.Validator] = {}
+        self._models: tuple[int, list[types.Tool]] | None = None
         self.results = ResultMaker(spec)
         self._samples = {t.name: t.samples for t in spec.tools if t.samples}
+        #: ``tools/call`` requests that reached the server, in all: what ``after_calls`` counts.
+        self.calls = 0
+        self._fired = 0
+        self._fired_event = anyio.Event()
+        self._serving_since: float | None = None
+        self._changing = anyio.Lock()
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        """The definitions the server lists now, in listing order (wire form)."""
+        return self.live.tools
+
+    def models(self) -> list[types.Tool]:
+        """The tools as SDK models, made once per catalog version."""
+        if self._models is None or self._models[0] != self.live.version:
+            self._models = (self.live.version, [types.Tool.model_validate(t) for t in self.live.tools])
+        return self._models[1]
 
     # -- events ---------------------------------------------------------------------------------
 
@@ -156,6 +173,10 @@ class ServerCore:
         await self.delay()
         start = self.decode_cursor(cursor)
         page = start // self.spec.page_size
+        if self.live.list_error:
+            self.fault("list_error", page=page, catalog=self.live.version)
+            self.watch.refused(self.live.version)
+            raise MCPError(types.INTERNAL_ERROR, f"tools/list failed on page {page} (list_error set by a change)")
         kind = self.list_fault(page)
         if kind == "crash_on_list":
             self.fault(kind, page=page)
@@ -169,8 +190,9 @@ class ServerCore:
         if kind == "error_on_list":
             self.fault(kind, page=page)
             raise MCPError(types.INTERNAL_ERROR, f"tools/list failed on page {page} (injected error_on_list fault)")
-        end = min(start + self.spec.page_size, len(self.tools))
-        next_cursor = self.encode_cursor(end) if end < len(self.tools) else None
+        tools = self.live.tools
+        end = min(start + self.spec.page_size, len(tools))
+        next_cursor = self.encode_cursor(end) if end < len(tools) else None
         self.record(
             "tools_listed",
             page=page,
@@ -178,30 +200,44 @@ class ServerCore:
             count=end - start,
             nextCursor=next_cursor,
             protocolVersion=protocol_version,
+            catalog=self.live.version,
         )
+        self.watch.page(self.live.version, first=start == 0, last=next_cursor is None)
         for index in range(start, end):
-            for fault in self.faulty.get(index, ()):
-                self.fault(fault, page=page, tool=self.tools[index].get("name"), index=index)
-        return self.tools[start:end], next_cursor
+            for fault in self.live.faults_at(index):
+                self.fault(fault, page=page, tool=tools[index].get("name"), index=index)
+        return tools[start:end], next_cursor
 
     # -- tools/call -----------------------------------------------------------------------------
 
     def tool(self, name: str) -> dict[str, Any] | None:
         """The definition listed under this name (the first one, if listed twice)."""
-        return self._by_name.get(name)
+        return self.live.by_name.get(name)
 
     def input_schema(self, name: str) -> Mapping[str, Any] | None:
-        tool = self._by_name.get(name)
+        tool = self.live.by_name.get(name)
         schema = tool.get("inputSchema") if tool else None
         return schema if isinstance(schema, Mapping) else None
 
     async def call(self, name: str, arguments: Mapping[str, Any] | None, protocol_version: str | None) -> Outcome:
         """Run a tool call: record it, apply the faults, validate the arguments.
 
+        A change scheduled ``after_calls`` fires as the call is answered, before its result
+        leaves the server.
+
         Raises:
             MCPError: INVALID_PARAMS for a tool this server does not have.
             DropConnection: the call is to be dropped (HTTP transport).
         """
+        try:
+            return await self._call(name, arguments, protocol_version)
+        finally:
+            self.calls += 1
+            if self._fired < len(self.spec.changes):
+                with anyio.CancelScope(shield=True):
+                    await self._advance()
+
+    async def _call(self, name: str, arguments: Mapping[str, Any] | None, protocol_version: str | None) -> Outcome:
         args = dict(arguments or {})
         try:
             await self.delay()
@@ -211,7 +247,7 @@ class ServerCore:
                 "tool_called", name=name, arguments=args, isError=True, cancelled=True, protocolVersion=protocol_version
             )
             raise
-        tool = self._by_name.get(name)
+        tool = self.live.by_name.get(name)
         faults = self.spec.faults
         if tool is None:
             self.record(
@@ -238,6 +274,81 @@ class ServerCore:
             "tool_called", name=name, arguments=args, isError=outcome.is_error, protocolVersion=protocol_version
         )
         return outcome
+
+    # -- live catalog ---------------------------------------------------------------------------
+
+    async def change(self, change: CatalogChange) -> dict[str, Any]:
+        """Apply a change to the tools, record it, and send its notifications.
+
+        Notifications go only from a server that declares ``list_changed``. Returns
+        ``{"catalog", "tools", "notified"}``: the catalog version the change made, how many
+        tools the server now lists, and how many notifications it sent.
+
+        Raises:
+            FleetArgumentError: an edit names a tool the server does not list, or adds a
+                name it has; nothing changes then.
+        """
+        async with self._changing:
+            report = self.live.apply(change)
+            self._validators.clear()
+            self.record(
+                "tools_changed",
+                trigger=change.trigger,
+                catalog=report.catalog,
+                removed=list(report.removed),
+                renamed=[list(pair) for pair in report.renamed],
+                updated=list(report.updated),
+                added=list(report.added),
+                tools=report.tools,
+                listError=report.list_error,
+            )
+            count = change.notify if self.spec.list_changed else 0
+            for n in range(1, count + 1):
+                connections, streams = await self.notifier.send()
+                self.record(
+                    "list_changed", catalog=report.catalog, n=n, of=count, connections=connections, streams=streams
+                )
+        return {"catalog": report.catalog, "tools": report.tools, "notified": count}
+
+    def _due(self, change: CatalogChange) -> bool:
+        if change.after_calls is not None:
+            return self.calls >= change.after_calls
+        since = self._serving_since
+        return (
+            since is not None
+            and change.after_seconds is not None
+            and anyio.current_time() >= since + change.after_seconds
+        )
+
+    async def _advance(self) -> None:
+        """Fire the scheduled changes that are due, in order."""
+        schedule = self.spec.changes
+        while self._fired < len(schedule) and self._due(schedule[self._fired]):
+            change = schedule[self._fired]
+            self._fired += 1
+            try:
+                await self.change(change)
+            except FleetArgumentError as exc:
+                # Only a spec built in Python, never read and checked, can get here.
+                self.record("tools_changed", trigger=change.trigger, skipped=str(exc))
+            self._fired_event.set()
+            self._fired_event = anyio.Event()
+
+    async def run_schedule(self) -> None:
+        """Fire the changes scheduled ``after_seconds``; runs for as long as the server serves."""
+        schedule = self.spec.changes
+        if not any(c.after_seconds is not None for c in schedule):
+            return
+        if self._serving_since is None:
+            self._serving_since = anyio.current_time()
+        while self._fired < len(schedule):
+            fired = self._fired_event
+            change = schedule[self._fired]
+            if change.after_seconds is not None:
+                await anyio.sleep_until(self._serving_since + change.after_seconds)
+                await self._advance()
+            else:
+                await fired.wait()
 
     def outcome(self, tool: Mapping[str, Any], name: str, args: dict[str, Any]) -> Outcome:
         """The result of a call that no fault intercepts: validation, then a recorded or a made-up result."""
@@ -295,11 +406,25 @@ def build_server(
     return sdk_server_for(ServerCore(server, ledger, transport, stopping))
 
 
+class _FleetServer(Server[Any]):
+    """An SDK server whose handshake declares ``tools.listChanged`` when its catalog is live."""
+
+    list_changed = False
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        options = notification_options or NotificationOptions(tools_changed=self.list_changed)
+        return super().create_initialization_options(options, experimental_capabilities, extensions)
+
+
 def sdk_server_for(core: ServerCore) -> Server[Any]:
     """The SDK server of a core (see `build_server`)."""
     server = core.spec
     transport = core.transport
-    models = [types.Tool.model_validate(t) for t in core.tools]
 
     @asynccontextmanager
     async def lifespan(_: Server[Any]) -> AsyncIterator[dict[str, Any]]:
@@ -308,7 +433,13 @@ def sdk_server_for(core: ServerCore) -> Server[Any]:
         if per_connection:
             core.record("session_opened")
         try:
-            yield {}
+            async with anyio.create_task_group() as schedule:
+                if per_connection:
+                    schedule.start_soon(core.run_schedule)
+                try:
+                    yield {}
+                finally:
+                    schedule.cancel_scope.cancel()
         finally:
             if per_connection:
                 core.record("session_closed")
@@ -318,8 +449,8 @@ def sdk_server_for(core: ServerCore) -> Server[Any]:
     ) -> types.ListToolsResult:
         cursor = params.cursor if params else None
         tools, next_cursor = await core.list_page(cursor, ctx.protocol_version)
-        start = core.decode_cursor(cursor)
-        return types.ListToolsResult(tools=models[start : start + len(tools)], next_cursor=next_cursor)
+        start = core.decode_cursor(cursor) if tools else 0
+        return types.ListToolsResult(tools=core.models()[start : start + len(tools)], next_cursor=next_cursor)
 
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         try:
@@ -336,14 +467,18 @@ def sdk_server_for(core: ServerCore) -> Server[Any]:
             is_error=outcome.is_error,
         )
 
-    sdk_server: Server[Any] = Server(
+    # On the 2026-07-28 era a client hears of changes only on a subscriptions/listen stream.
+    listen = ListenHandler(core.notifier.bus) if server.list_changed else None
+    sdk_server = _FleetServer(
         server.id,
         version="1.0.0",
         lifespan=lifespan,
         get_tool_input_schema=core.input_schema,
         on_list_tools=_memory_safe(list_tools),
         on_call_tool=call_tool,
+        on_subscriptions_listen=listen,
     )
+    sdk_server.list_changed = server.list_changed
     sdk_server.middleware.append(_SessionObserver(core))
     return sdk_server
 
@@ -366,6 +501,11 @@ class _SessionObserver:
 
     async def __call__(self, ctx: ServerRequestContext[Any], call_next: CallNext) -> HandlerResult:
         method = ctx.method
+        if self.core.spec.list_changed and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            # A handshake-era client hears of changes on its connection's own stream.
+            connection = getattr(ctx.session, "_connection", None)
+            if connection is not None:
+                self.core.notifier.add_connection(connection)
         if method == "initialize":
             result = await call_next(ctx)
             version = result.get("protocolVersion") if isinstance(result, Mapping) else None
@@ -386,3 +526,50 @@ class _SessionObserver:
 def memory_server(server: ServerSpec, ledger: Ledger | None = None) -> Server[Any]:
     """An SDK `Server` for in-process use: ``async with mcp.Client(memory_server(spec)) as client``."""
     return build_server(server, ledger or Ledger(None), transport="memory")
+
+
+class MemoryFleet:
+    """A fleet served in memory, whose live catalogs a test changes on demand.
+
+    ``servers`` maps each server id to an SDK `Server` for ``mcp.Client(server)``; every
+    client of one server shares its catalog, so a change reaches all of them.
+
+    Raises:
+        FleetArgumentError: a server of the fleet is a raw one (serve it over stdio or HTTP).
+    """
+
+    def __init__(self, spec: FleetSpec, ledger: Ledger | None = None) -> None:
+        self.spec = spec
+        self._cores = {s.id: ServerCore(s, ledger or Ledger(None), "memory") for s in spec.servers}
+        self.servers: dict[str, Server[Any]] = {sid: build_core_server(core) for sid, core in self._cores.items()}
+
+    def _core(self, server_id: str) -> ServerCore:
+        core = self._cores.get(server_id)
+        if core is None:
+            raise FleetArgumentError(f"the fleet has no server {server_id!r}; it has {sorted(self._cores)}")
+        return core
+
+    async def change_tools(self, server_id: str, change: CatalogChange | Mapping[str, Any]) -> dict[str, Any]:
+        """Change a server's tools now and send its notifications (see `ServerCore.change`).
+
+        ``change`` is a `CatalogChange` or its spec form (``{"remove": ["x"], "notify": 3}``).
+
+        Raises:
+            SpecError: ``change`` is not a valid change.
+            FleetArgumentError: no such server, or an edit that does not apply to its tools.
+        """
+        return await self._core(server_id).change(as_change(change))
+
+    async def await_listing(self, server_id: str, after: int, timeout: float = 10.0) -> str:
+        """Wait until a client has listed the server's tools since catalog version ``after``.
+
+        Returns ``complete`` (every page, from page 0, at that version or later), ``error``
+        (a ``tools/list`` refused by ``list_error``) or ``timeout``.
+        """
+        return await self._core(server_id).watch.wait(after, timeout)
+
+
+def build_core_server(core: ServerCore) -> Server[Any]:
+    if core.spec.raw:
+        raise FleetArgumentError(f"server {core.spec.id!r} is a raw JSON-RPC server; serve it over stdio or HTTP")
+    return sdk_server_for(core)

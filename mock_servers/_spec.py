@@ -1,8 +1,8 @@
 """The fleet specification: a typed, frozen model, and its plain-data form.
 
 A spec is a `FleetSpec` of `ServerSpec` servers, each generating tools from a domain's
-vocabulary (`AnnotationMix`, `SchemaShapes`), serving explicit ones (`ToolSpec`) and
-showing `Faults`. Every spec stays within `LIMITS`, however it was built. Reading a spec
+vocabulary (`AnnotationMix`, `SchemaShapes`), serving explicit ones (`ToolSpec`),
+showing `Faults` and, for a live catalog, changing its tools (`CatalogChange`). Every spec stays within `LIMITS`, however it was built. Reading a spec
 from a file or plain data, with errors that name the field, is `mock_servers._spec_reader`'s
 job; `spec_to_dict` here writes the plain data it reads back.
 """
@@ -26,11 +26,15 @@ __all__ = [
     "FAULT_FIELDS",
     "SERVER_ID",
     "AnnotationMix",
+    "CatalogChange",
     "Faults",
     "FleetSpec",
+    "Rename",
     "SchemaShapes",
     "ServerSpec",
     "ToolSpec",
+    "ToolUpdate",
+    "change_to_dict",
     "derive_seed",
     "freeze_json",
     "server_to_dict",
@@ -169,6 +173,64 @@ class ToolSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolUpdate:
+    """New fields for a tool the server lists; a field left ``None`` keeps its value.
+
+    ``annotations`` replaces the whole annotations object (``{}`` leaves an empty one).
+    """
+
+    name: str
+    description: str | None = None
+    input_schema: Mapping[str, Any] | None = None
+    annotations: Mapping[str, Any] | None = None
+    title: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Rename:
+    """A tool listed from now on under another name, its definition otherwise unchanged."""
+
+    old: str
+    new: str
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogChange:
+    """One change of a live catalog, and the ``notifications/tools/list_changed`` it sends.
+
+    A scheduled change (``ServerSpec.changes``) has exactly one trigger: ``after_calls``
+    (as the server answers its Nth ``tools/call`` in all, before that result is sent) or
+    ``after_seconds`` (from the moment the server began serving). Changes fire in the order
+    listed, each once its trigger is met and every earlier one has fired. A change made on
+    demand (a test's request) has no trigger. Edits apply in the order remove, rename,
+    update, add; ``notify`` notifications follow (0: a silent change); ``list_error``
+    makes every later ``tools/list`` answer a JSON-RPC error (``False`` heals it, ``None``
+    leaves it as it is).
+    """
+
+    after_calls: int | None = None
+    after_seconds: float | None = None
+    remove: tuple[str, ...] = ()
+    rename: tuple[Rename, ...] = ()
+    update: tuple[ToolUpdate, ...] = ()
+    add: tuple[ToolSpec, ...] = ()
+    notify: int = 1
+    list_error: bool | None = None
+
+    def __post_init__(self) -> None:
+        _check_limit("notify", self.notify, LIMITS.notifications_per_change)
+        if self.after_calls is not None and self.after_seconds is not None:
+            raise FleetArgumentError("a change has one trigger: after_calls or after_seconds, not both")
+
+    @property
+    def trigger(self) -> str:
+        """``after_calls``, ``after_seconds`` or ``request`` (a change made on demand)."""
+        if self.after_calls is not None:
+            return "after_calls"
+        return "after_seconds" if self.after_seconds is not None else "request"
+
+
+@dataclass(frozen=True, slots=True)
 class ServerSpec:
     """One mock MCP server of a fleet."""
 
@@ -182,20 +244,30 @@ class ServerSpec:
     faults: Faults = Faults()
     tools: tuple[ToolSpec, ...] = ()
     raw: bool = False
+    # A live catalog: the server declares ``tools.listChanged`` and may change its tools.
+    list_changed: bool = False
+    changes: tuple[CatalogChange, ...] = ()
 
     def __post_init__(self) -> None:
         _check_limit("tool_count", self.tool_count, LIMITS.tools_per_server)
+        _check_limit("the number of changes", len(self.changes), LIMITS.changes_per_server)
+        if self.raw and (self.list_changed or self.changes):
+            raise FleetArgumentError(f"server {self.id!r}: a raw server cannot serve a live catalog")
 
     @property
     def tools_total(self) -> int:
-        """How many tools the server lists: explicit, generated and duplicated ones."""
-        return len(self.tools) + self.tool_count + self.faults.duplicate_names
+        """How many tools the server may list: explicit, generated, duplicated and added by changes."""
+        added = sum(len(c.add) for c in self.changes)
+        return len(self.tools) + self.tool_count + self.faults.duplicate_names + added
 
     @property
     def description_chars(self) -> int:
-        """An upper bound on the characters of its huge and explicit descriptions."""
+        """An upper bound on the characters of its huge, explicit and changed descriptions."""
         huge = self.faults.huge_descriptions * self.faults.huge_description_chars
-        return huge + sum(len(t.description) for t in self.tools)
+        changed = sum(len(t.description) for c in self.changes for t in c.add) + sum(
+            len(u.description or "") for c in self.changes for u in c.update
+        )
+        return huge + sum(len(t.description) for t in self.tools) + changed
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,6 +332,44 @@ def server_to_dict(server: ServerSpec) -> dict[str, Any]:
         out["tools"] = [_tool_to_dict(t) for t in server.tools]
     if server.raw:
         out["raw"] = True
+    if server.list_changed != bool(server.changes):
+        out["list_changed"] = server.list_changed
+    if server.changes:
+        out["changes"] = [change_to_dict(c) for c in server.changes]
+    return out
+
+
+def change_to_dict(change: CatalogChange) -> dict[str, Any]:
+    """The plain-data form of a change, as a spec file writes it."""
+    out: dict[str, Any] = {}
+    if change.after_calls is not None:
+        out["after_calls"] = change.after_calls
+    if change.after_seconds is not None:
+        out["after_seconds"] = change.after_seconds
+    if change.remove:
+        out["remove"] = list(change.remove)
+    if change.rename:
+        out["rename"] = [{"from": r.old, "to": r.new} for r in change.rename]
+    if change.update:
+        out["update"] = [_update_to_dict(u) for u in change.update]
+    if change.add:
+        out["add"] = [_tool_to_dict(t) for t in change.add]
+    out["notify"] = change.notify
+    if change.list_error is not None:
+        out["list_error"] = change.list_error
+    return out
+
+
+def _update_to_dict(update: ToolUpdate) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": update.name}
+    if update.description is not None:
+        out["description"] = update.description
+    if update.input_schema is not None:
+        out["input_schema"] = freeze_json(update.input_schema)
+    if update.annotations is not None:
+        out["annotations"] = freeze_json(update.annotations)
+    if update.title is not None:
+        out["title"] = update.title
     return out
 
 

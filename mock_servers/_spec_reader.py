@@ -4,7 +4,8 @@ A spec file is a mapping with a ``seed`` and a list of ``servers``; every key is
 snake_case except inside explicit tool definitions, whose ``annotations`` are kept in
 wire form (``readOnlyHint``…) so that a raw server can send them exactly as written.
 Every problem is collected before one `SpecError` is raised, naming the file, the field
-path and what was expected. Explicit tools are read by `mock_servers._spec_tools`.
+path and what was expected. Explicit tools are read by `mock_servers._spec_tools`, a live
+catalog's ``changes`` by `mock_servers._spec_changes`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from mock_servers._spec import (
     FAULT_FIELDS,
     SERVER_ID,
     AnnotationMix,
+    CatalogChange,
     Faults,
     FleetSpec,
     SchemaShapes,
@@ -34,6 +36,7 @@ from mock_servers._spec import (
     ToolSpec,
     derive_seed,
 )
+from mock_servers._spec_changes import changes_from, check_change_targets
 from mock_servers._spec_tools import tool_from_dict
 from mock_servers._vocabulary import DOMAINS
 
@@ -96,7 +99,20 @@ class _Budget:
         return not self.passed
 
 
-_SERVER_KEYS = ("id", "domain", "tool_count", "annotations", "schema", "page_size", "seed", "faults", "tools", "raw")
+_SERVER_KEYS = (
+    "id",
+    "domain",
+    "tool_count",
+    "annotations",
+    "schema",
+    "page_size",
+    "seed",
+    "faults",
+    "tools",
+    "raw",
+    "list_changed",
+    "changes",
+)
 
 
 def _server_from_dict(r: FieldReader, raw: Any, path: str, fleet_seed: int, budget: _Budget) -> ServerSpec:
@@ -123,9 +139,17 @@ def _server_from_dict(r: FieldReader, raw: Any, path: str, fleet_seed: int, budg
         raw_tools = []
     huge = faults.huge_descriptions * faults.huge_description_chars
     tools: tuple[ToolSpec, ...] = ()
+    changes: tuple[CatalogChange, ...] = ()
     if budget.take(r, path, tool_count + faults.duplicate_names + len(raw_tools), huge):
         tools = tuple(tool_from_dict(r, t, f"{path}.tools[{i}]", raw_mode) for i, t in enumerate(raw_tools))
         budget.take(r, path, 0, sum(len(t.description) for t in tools))
+        if "changes" in d:
+            changes = changes_from(r, d["changes"], f"{path}.changes", raw_mode)
+            added = [t for c in changes for t in c.add]
+            budget.take(r, path, len(added), sum(len(t.description) for t in added))
+    list_changed = r.boolean(d, "list_changed", path, bool(changes))
+    if raw_mode and (list_changed or changes):
+        r.fail(f"{path}.raw", "false: a live catalog (list_changed, changes) needs an SDK server", True)
     server = ServerSpec(
         id=server_id,
         domain=domain,
@@ -136,11 +160,21 @@ def _server_from_dict(r: FieldReader, raw: Any, path: str, fleet_seed: int, budg
         seed=seed,
         faults=faults,
         tools=tools,
-        raw=raw_mode,
+        raw=raw_mode and not (list_changed or changes),
+        list_changed=list_changed,
+        changes=changes,
     )
     if r.total == before:
         _check_fault_targets(r, server, path)
+    if r.total == before and changes:
+        _check_change_targets(r, server, path)
     return server
+
+
+def _check_change_targets(r: FieldReader, server: ServerSpec, path: str) -> None:
+    """Edits of a schedule must name tools the server lists when they fire, or they would fail then."""
+    names = [t["name"] for t in generate_tools(server) if isinstance(t.get("name"), str)]
+    check_change_targets(r, names, server.changes, f"{path}.changes")
 
 
 def _server_id(r: FieldReader, d: Mapping[str, Any], path: str) -> str:

@@ -1,13 +1,14 @@
-"""Hypothesis strategies for fleet specs and per-server tool policies.
+"""Hypothesis strategies for fleet specs, changes of live catalogs and per-server tool policies.
 
 Every strategy validates its arguments when called (a `FleetArgumentError` naming the
 argument and showing its value) and shrinks towards small, readable examples: few
 servers with ids ``s0``, ``s1``…, few tools, the first domain (code hosting), the default
-annotation mix, one page, no faults, and policies with few keys.
+annotation mix, one page, no faults, no changes, and policies with few keys.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -17,10 +18,21 @@ from hypothesis import strategies as st
 from mock_servers._errors import FleetArgumentError
 from mock_servers._generate import generate_tools
 from mock_servers._limits import LIMITS
-from mock_servers._spec import AnnotationMix, Faults, FleetSpec, SchemaShapes, ServerSpec, ToolSpec
+from mock_servers._spec import (
+    AnnotationMix,
+    CatalogChange,
+    Faults,
+    FleetSpec,
+    Rename,
+    SchemaShapes,
+    ServerSpec,
+    ToolSpec,
+    ToolUpdate,
+)
+from mock_servers._spec_changes import edit_problems
 from mock_servers._vocabulary import DOMAINS
 
-__all__ = ["fleet_specs", "server_specs", "tool_policies", "tool_specs"]
+__all__ = ["catalog_changes", "fleet_specs", "server_specs", "tool_policies", "tool_specs"]
 
 _ID = re.compile(r"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$")  # letters, digits, '-', single inner '_'
 _PAGE_SIZES = (50, 1, 2, 3, 5, 10, 20)
@@ -133,6 +145,68 @@ def _faults(raw: bool) -> st.SearchStrategy[Faults]:
     return st.just(Faults()) | single
 
 
+@st.composite
+def _change(draw: st.DrawFn, names: list[str], trigger: str | None, max_notify: int) -> CatalogChange:
+    """One change that applies to a server listing ``names``."""
+    removed: list[str] = draw(st.lists(st.sampled_from(names), unique=True, max_size=2)) if names else []
+    after = [n for n in names if n not in removed]
+    renamed: list[Rename] = []
+    rename: bool = draw(st.booleans())
+    if after and rename:
+        old = draw(st.sampled_from(after))
+        new = next(f"{old}_v{i}" for i in range(2, len(after) + 3) if f"{old}_v{i}" not in after)
+        renamed.append(Rename(old, new))
+        after[after.index(old)] = new
+    updated = []
+    update: bool = draw(st.booleans())
+    if after and update:
+        updated.append(
+            ToolUpdate(
+                name=draw(st.sampled_from(after)),
+                description=draw(st.none() | st.sampled_from(("Changed.", "Now read-only."))),
+                annotations=draw(st.none() | st.sampled_from(({}, {"readOnlyHint": True}, {"readOnlyHint": False}))),
+            )
+        )
+    added = draw(st.lists(tool_specs(), max_size=2, unique_by=lambda t: t.name))
+    added = [t for t in added if t.name not in after]
+    change = CatalogChange(
+        after_calls=draw(st.integers(1, 3)) if trigger == "after_calls" else None,
+        after_seconds=draw(st.sampled_from((0.0, 0.1, 0.5))) if trigger == "after_seconds" else None,
+        remove=tuple(removed),
+        rename=tuple(renamed),
+        update=tuple(updated),
+        add=tuple(added),
+        notify=draw(st.integers(0, max_notify) | st.just(1)),
+        list_error=draw(st.none() | st.booleans()),
+    )
+    assert not edit_problems(names, change)[1], (names, change)
+    return change
+
+
+def catalog_changes(server: ServerSpec, *, max_notify: int = 3) -> st.SearchStrategy[CatalogChange]:
+    """A change made on demand (no trigger) that applies to ``server``'s tools as generated.
+
+    It removes, renames and updates tools the server lists, adds new ones, and sends up to
+    ``max_notify`` notifications; it shrinks to a change that only sends one.
+    """
+    if not isinstance(server, ServerSpec):
+        raise FleetArgumentError(f"server must be a ServerSpec, got {server!r}")
+    _check_int("max_notify", max_notify, 0, LIMITS.notifications_per_change)
+    names = [t["name"] for t in generate_tools(server) if isinstance(t.get("name"), str)]
+    return _change(names, None, max_notify)
+
+
+@st.composite
+def _schedule(draw: st.DrawFn, server: ServerSpec) -> ServerSpec:
+    names = [t["name"] for t in generate_tools(server) if isinstance(t.get("name"), str)]
+    changes = []
+    for _ in range(draw(st.integers(0, 2))):
+        change = draw(_change(names, draw(st.sampled_from(("after_calls", "after_seconds"))), 3))
+        names = edit_problems(names, change)[0]
+        changes.append(change)
+    return dataclasses.replace(server, changes=tuple(changes), list_changed=bool(changes) or draw(st.booleans()))
+
+
 def server_specs(
     *,
     server_id: str | st.SearchStrategy[str] = "s0",
@@ -142,15 +216,19 @@ def server_specs(
     explicit_tools: bool = False,
     faults: bool = False,
     raw: bool = False,
+    live: bool = False,
 ) -> st.SearchStrategy[ServerSpec]:
     """One server. ``faults`` adds at most one fault (shrinking to none); ``raw`` makes
-    raw JSON-RPC servers, whose faults may include non-boolean read-only hints."""
+    raw JSON-RPC servers, whose faults may include non-boolean read-only hints; ``live``
+    gives SDK servers a live catalog (``list_changed``) with up to two scheduled changes."""
     _check_int("min_tools", min_tools, 0)
     _check_int("max_tools", max_tools, min_tools, LIMITS.tools_per_server)
     chosen_domains = _check_domains(domains)
-    for name, flag in (("explicit_tools", explicit_tools), ("faults", faults), ("raw", raw)):
+    for name, flag in (("explicit_tools", explicit_tools), ("faults", faults), ("raw", raw), ("live", live)):
         if not isinstance(flag, bool):
             raise FleetArgumentError(f"{name} must be True or False, got {flag!r}")
+    if raw and live:
+        raise FleetArgumentError("raw and live cannot both be True: a raw server cannot serve a live catalog")
     if isinstance(server_id, str) and not _ID.fullmatch(server_id):
         raise FleetArgumentError(
             f"server_id must be ASCII letters, digits, '-' and single inner '_', got {server_id!r}"
@@ -161,7 +239,7 @@ def server_specs(
         if explicit_tools
         else st.just(())
     )
-    return st.builds(
+    servers = st.builds(
         ServerSpec,
         id=ids,
         domain=st.sampled_from(chosen_domains),
@@ -174,6 +252,7 @@ def server_specs(
         tools=tools,
         raw=st.just(raw),
     )
+    return servers.flatmap(_schedule) if live else servers
 
 
 def fleet_specs(
@@ -186,6 +265,7 @@ def fleet_specs(
     explicit_tools: bool = False,
     faults: bool = False,
     raw: bool = False,
+    live: bool = False,
 ) -> st.SearchStrategy[FleetSpec]:
     """Whole fleets of ``min_servers``..``max_servers`` servers with ids ``s0``, ``s1``…
 
@@ -197,11 +277,12 @@ def fleet_specs(
     _check_int("min_tools", min_tools, 0)
     _check_int("max_tools", max_tools, min_tools, LIMITS.tools_per_server)
     _check_domains(domains)
-    # Explicit tools (up to 3) and duplicate_names (up to 3) come on top of max_tools.
-    if max_servers * (max_tools + 6) > LIMITS.fleet_tools:
+    # Explicit tools (up to 3), duplicate_names (up to 3) and tools added by changes (up to 4)
+    # come on top of max_tools.
+    if max_servers * (max_tools + 10) > LIMITS.fleet_tools:
         raise FleetArgumentError(
-            f"max_servers × (max_tools + 6) must stay within the fleet limit of {LIMITS.fleet_tools:,} tools, "
-            f"got {max_servers} × ({max_tools} + 6)"
+            f"max_servers × (max_tools + 10) must stay within the fleet limit of {LIMITS.fleet_tools:,} tools, "
+            f"got {max_servers} × ({max_tools} + 10)"
         )
 
     def servers(n: int) -> st.SearchStrategy[tuple[ServerSpec, ...]]:
@@ -215,6 +296,7 @@ def fleet_specs(
                     explicit_tools=explicit_tools,
                     faults=faults,
                     raw=raw,
+                    live=live,
                 )
                 for i in range(n)
             )

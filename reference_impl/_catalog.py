@@ -18,15 +18,17 @@ _NOT_PROVIDER_CHAR = re.compile(r"[^A-Za-z0-9_-]")
 
 
 def qualified_name(server_id: str, tool_name: str) -> str:
+    # CAT-3.1: the name the model sees and calls is the server id, two underscores, the original name.
     return f"{server_id}{SEPARATOR}{tool_name}"
 
 
 def exposed_name(qualified: str) -> str:
     """The name the model sees: the qualified name, mapped when a provider would reject it.
 
-    The strictest provider rule is ``^[A-Za-z0-9_-]{1,64}$``. A name that breaks it has its
-    other characters replaced by ``_`` and is cut to 55 characters plus ``_`` and eight hex
-    digits of its SHA-256, so that two different names stay different.
+    The strictest provider rule is ``^[A-Za-z0-9_-]{1,64}$`` (CAT-5.1). A name that breaks it
+    has its other characters replaced by ``_`` and is cut to 55 characters plus ``_`` and eight
+    hex digits of its SHA-256, so that two different names stay different: the mapped name of
+    CAT-5.2 (ID-2), through which the gate still reaches the tool.
     """
     if _PROVIDER_NAME.fullmatch(qualified):
         return qualified
@@ -36,7 +38,7 @@ def exposed_name(qualified: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class CatalogEntry:
-    """One tool of the catalog, kept whether or not it is ever selected."""
+    """One tool of the catalog, kept whether or not it is ever selected (CAT-1.2, CAT-1.3)."""
 
     index: int
     server_id: str
@@ -50,11 +52,16 @@ class CatalogEntry:
 
     @property
     def read_only(self) -> bool:
-        """True only for ``readOnlyHint`` equal to the JSON value ``true``."""
+        """True only for ``readOnlyHint`` equal to the JSON value ``true`` (POL-5.1 to POL-5.4, RNK-4.1).
+
+        ``is True``: no annotations, no hint, ``false``, ``"true"`` and ``1`` are all not read-only
+        (POL-5.2, POL-5.3, POL-5.4).
+        """
         return self.annotations is not None and self.annotations.get("readOnlyHint") is True
 
     def definition(self) -> dict[str, Any]:
         return {
+            # DEF-1.1, DEF-1.2: the exposed name, and the description and input schema as the server listed them.
             "name": self.exposed_name,
             "description": self.description,
             "inputSchema": dict(self.input_schema),
@@ -63,6 +70,7 @@ class CatalogEntry:
 
 def _entry_from_raw(server_id: str, position: int, raw: Any, index: int) -> CatalogEntry:
     where = f"server {server_id!r} listed a malformed tool at position {position}"
+    # ERR-8.1, ERR-8.2: a malformed definition fails the run (ID-4), naming the server and the tool's position.
     if not isinstance(raw, Mapping):
         raise ServerConnectionError(f"{where}: expected an object, got {raw!r:.80}", server_id=server_id)
     name = raw.get("name")
@@ -91,7 +99,9 @@ def _entry_from_raw(server_id: str, position: int, raw: Any, index: int) -> Cata
         name=name,
         qualified_name=qualified,
         exposed_name=exposed_name(qualified),
+        # DEF-1.2: a tool listed without a description gets the empty one, never text of the host's.
         description=description or "",
+        # CAT-1.3: the complete schema stays in the catalog, selected or not.
         input_schema=schema,
         annotations=annotations,
     )
@@ -101,7 +111,7 @@ class Catalog:
     """Every tool of every server of the run, in a deterministic order.
 
     Entries are ordered by qualified name, so the order in which servers are configured or
-    tools are listed never changes anything downstream.
+    tools are listed never changes anything downstream (SEL-4.2, SEL-4.3, SEL-4.5).
     """
 
     def __init__(self, entries: Sequence[CatalogEntry]) -> None:
@@ -120,9 +130,12 @@ class Catalog:
             for server_id, tools in listings.items()
             for position, raw in enumerate(tools)
         ]
+        # CAT-3.2: tools of one original name on two servers differ by their prefix; both are kept.
         provisional.sort(key=lambda e: e.qualified_name)
         seen: dict[str, CatalogEntry] = {}
         for entry in provisional:
+            # ERR-4.1: two tools that would share a name (qualified or exposed) fail the run; so does a
+            # server listing one name twice (ERR-4.2).
             for key in {entry.qualified_name, entry.exposed_name}:
                 other = seen.get(key)
                 if other is not None:

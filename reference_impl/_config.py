@@ -1,7 +1,7 @@
 """Run configuration: servers, how to reach them, and their tool policies.
 
 Everything here is validated when it is built, with messages that name the field and the
-value, so that a bad configuration fails before any connection is opened.
+value (ERR-9.1), so that a bad configuration fails before any connection is opened.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def _names(value: Any, where: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True, slots=True)
 class ToolPolicy:
-    """The per-server ``toolPolicy``. Tool names are the server's original names."""
+    """The per-server ``toolPolicy``. Tool names are the server's original names (POL-9.5)."""
 
     mode: Mode = "auto"
     allowed_tools: tuple[str, ...] = ()
@@ -59,6 +59,7 @@ class ToolPolicy:
         self.validate("policy")
 
     def validate(self, where: str) -> None:
+        # ERR-3.4: an unknown mode or sideEffects is a configuration error.
         if self.mode not in _MODES:
             raise ConfigurationError(f"{where}.mode must be one of {list(_MODES)}, got {shown(self.mode)}")
         if self.side_effects not in _SIDE_EFFECTS:
@@ -66,10 +67,12 @@ class ToolPolicy:
                 f"{where}.sideEffects must be one of {list(_SIDE_EFFECTS)}, got {shown(self.side_effects)}"
             )
         maximum = self.max_active_tools
+        # ERR-3.3: an integer from 0 to 96; above 96 is an error here (ID-17), never more than 96 in effect.
         if isinstance(maximum, bool) or not isinstance(maximum, int) or not 0 <= maximum <= MAX_ACTIVE_TOOLS_LIMIT:
             raise ConfigurationError(
                 f"{where}.maxActiveTools must be an integer from 0 to {MAX_ACTIVE_TOOLS_LIMIT}, got {shown(maximum)}"
             )
+        # ERR-3.5: policy lists must be lists of strings.
         for attr, wire in (
             ("allowed_tools", "allowedTools"),
             ("denied_tools", "deniedTools"),
@@ -80,8 +83,10 @@ class ToolPolicy:
     @classmethod
     def from_wire(cls, data: Any, where: str = "policy") -> ToolPolicy:
         """Build a policy from its JSON form (camelCase keys, every field optional)."""
+        # POL-9: a server that gives no policy at all has every field at its default.
         if data is None:
             return cls()
+        # ERR-3.6: a policy that is not an object, or has a field POL-9 does not name.
         if not isinstance(data, Mapping):
             raise ConfigurationError(f"{where} must be an object, got {shown(data)}")
         known = {"mode", "allowedTools", "deniedTools", "pinnedTools", "maxActiveTools", "sideEffects"}
@@ -90,6 +95,7 @@ class ToolPolicy:
             raise ConfigurationError(
                 f"{where} has unknown fields [{listed(unknown)}]; expected some of {sorted(known)}"
             )
+        # An omitted field means: mode auto (POL-9.1), empty lists (POL-9.2), 24 (POL-9.3), sideEffects allow (POL-9.4).
         policy = object.__new__(cls)
         values = {
             "mode": data.get("mode", "auto"),
@@ -142,6 +148,7 @@ class ServerConfig:
 
 
 def check_server_id(server_id: Any, where: str) -> str:
+    # ERR-3.1: a missing or non-string id, an empty one, other characters than ASCII letters, digits, - and _, or __.
     if not isinstance(server_id, str):
         raise ConfigurationError(f"{where} must be a string, got {shown(server_id)}")
     if not _SERVER_ID.fullmatch(server_id):
@@ -160,6 +167,7 @@ def validate_servers(servers: Sequence[ServerConfig]) -> None:
     seen: set[str] = set()
     for i, server in enumerate(servers):
         check_server_id(server.id, f"servers[{i}].id")
+        # ERR-3.2: an id repeated in the run.
         if server.id in seen:
             raise ConfigurationError(f"servers[{i}].id {shown(server.id)} is used by another server of this run")
         seen.add(server.id)

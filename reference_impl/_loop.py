@@ -21,6 +21,8 @@ def assemble_request(
 ) -> list[dict[str, Any]]:
     """The tool list of one request, refused locally when it exceeds the provider's limit."""
     tools = [dict(tool) for tool in definitions] + [dict(tool) for tool in extra_tools]
+    # BUD-3.1, BUD-3.2: the whole request, extra tools included, is refused locally over 128, before any
+    # provider is called; exactly 128 passes (BUD-3.3).
     if len(tools) > REQUEST_LIMIT:
         raise RequestTooLargeError(
             f"the request would carry {len(tools)} tool definitions, more than the {REQUEST_LIMIT} a provider "
@@ -81,6 +83,7 @@ class AgentLoop:
             messages.append({"role": "system", "content": system_prompt})
         messages.append({"role": "user", "content": user_message})
         for _ in range(self.max_turns):
+            # DEF-2.1, DEF-2.2: read anew for every request, so a tool discovery activated is in the next one.
             tools = assemble_request(self.definitions())
             self.requests.append(tools)
             reply = await self.model.complete(messages, tools)

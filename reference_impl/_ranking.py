@@ -31,8 +31,11 @@ __all__ = [
     "words",
 ]
 
+# RNK-1.1: a word is a maximal run of letters and digits (Unicode L and N; not marks, not _), and
+# RNK-1.2: a run of Chinese characters is one word like any other, joined to letters beside it.
 _WORD = re.compile(r"[^\W_]+")
 
+# RNK-5.1: each alias and the substring of tool names it fires; no synonyms beyond them (RNK-9.2).
 ALIASES: tuple[tuple[str, str], ...] = (
     ("pr", "pull_request"),
     ("合并请求", "pull_request"),
@@ -40,18 +43,22 @@ ALIASES: tuple[tuple[str, str], ...] = (
     ("评审", "review"),
     ("日志", "log"),
 )
+# RNK-6.1: the signals of read intent in a user message.
 READ_SIGNALS: tuple[str, ...] = (
     "查询", "列出", "最近", "查看", "summary", "review", "list", "show", "find", "search", "recent",
 )  # fmt: skip
+# RNK-6.2, RNK-6.3: the words of a tool's name that read intent rewards or punishes.
 READ_VERBS = frozenset({"list", "search", "get", "read", "find", "view", "download"})
 WRITE_VERBS = frozenset({"create", "update", "delete", "push", "send", "write", "remove", "edit", "merge"})
 
+# The weights: RNK-2.1, RNK-2.2, RNK-3.1, RNK-3.2, RNK-4.1; then RNK-5.2, RNK-6.2, RNK-6.3.
 USER_WORD, SYSTEM_WORD, USER_SERVER, SYSTEM_SERVER, READ_ONLY = 12, 2, 16, 3, 3
 ALIAS, READ_BONUS, WRITE_PENALTY = 12, 8, -32
 
 
 def words(text: str) -> list[str]:
     """Casefolded runs of Unicode letters and digits, in order (with repeats)."""
+    # RNK-1.1: full Unicode case folding (ß to ss, Σ and ς to σ), no normalization.
     return _WORD.findall(text.casefold())
 
 
@@ -61,6 +68,7 @@ def _is_ascii_word(trigger: str) -> bool:
 
 def fires(trigger: str, text: str, text_words: frozenset[str]) -> bool:
     """Whether a trigger occurs in a casefolded text: whole word if ASCII letters, else substring."""
+    # RNK-7.2: a trigger of ASCII letters is a whole word; RNK-7.3: any other matches as a substring.
     if _is_ascii_word(trigger):
         return trigger in text_words
     return trigger in text
@@ -68,6 +76,7 @@ def fires(trigger: str, text: str, text_words: frozenset[str]) -> bool:
 
 def names_server(server_id: str, text: str) -> bool:
     """Whether a casefolded text names a server: the id with no letter or digit beside it."""
+    # RNK-3.3, RNK-7.4: the casefolded id with no letter or digit on either side, whatever its characters.
     pattern = rf"(?<![^\W_]){re.escape(server_id.casefold())}(?![^\W_])"
     return re.search(pattern, text) is not None
 
@@ -114,7 +123,7 @@ class ScoreBreakdown:
 
     @property
     def relevant(self) -> bool:
-        """At least one signal from the query itself: a word hit, an alias or the server id."""
+        """At least one signal from the query itself: a word hit, an alias or the server id (DSC-10.2)."""
         return bool(self.user_words or self.aliases or self.user_server)
 
     def __str__(self) -> str:
@@ -126,7 +135,7 @@ class RankingIndex(Protocol):
     """A catalog indexed for one run, with its system prompt already taken into account."""
 
     def order(self, query: str) -> Iterator[int]:
-        """Every tool, best first for this query, ties broken by qualified name."""
+        """Every tool, best first for this query, ties broken by qualified name (RNK-8.1)."""
         ...
 
     def matches(self, query: str) -> Iterator[int]:
@@ -139,7 +148,7 @@ class RankingIndex(Protocol):
 
 
 class Ranker(Protocol):
-    """Builds a ranking index for a run. Replaceable: the core boundaries never depend on it."""
+    """Builds a ranking index for a run. Replaceable (RNK-9.1): the core boundaries never depend on it."""
 
     name: str
 
@@ -193,6 +202,7 @@ class LexicalIndex:
         for i, tool in enumerate(self.tools):
             name_words = set(words(tool.name))
             key = (
+                # RNK-1.3: a tool's words are the distinct words of its original name and its description.
                 frozenset(name_words.union(words(tool.description))),
                 tuple(t for t in targets if t in self._name_lower[i]),
             )
@@ -207,6 +217,7 @@ class LexicalIndex:
                     self._target_groups[target].append(g)
             self._group_of.append(g)
             self._by_server.setdefault(tool.server_id, []).append(i)
+            # RNK-6.4: a name with both kinds of word gets both.
             if name_words & READ_VERBS:
                 self._read_shaped.add(i)
             if name_words & WRITE_VERBS:
@@ -222,7 +233,9 @@ class LexicalIndex:
                 self._server_keys.setdefault(first.group(), []).append(server_id)
         system = system_prompt.casefold()
         system_words = frozenset(words(system))
+        # RNK-2.2, RNK-2.3: each distinct word shared with the system prompt, once.
         self._group_system = [tuple(sorted(group & system_words)) for group in self._group_words]
+        # RNK-3.2: the system prompt names a server; RNK-7.1: the only trigger looked up outside the user message.
         self._system_servers = frozenset(
             s for s in self._by_server if s.casefold() in system and names_server(s, system)
         )
@@ -234,6 +247,7 @@ class LexicalIndex:
         self._keys = (plain, read)
         self._best = (min(plain, default=0), min(read, default=0))
         self._ranked: tuple[list[int], list[int]] = (
+            # RNK-8.1: equal scores in ascending code-point order of qualified names (str comparison).
             sorted(range(len(self.tools)), key=lambda i: (plain[i], self._qname[i])),
             sorted(range(len(self.tools)), key=lambda i: (read[i], self._qname[i])),
         )
@@ -250,6 +264,7 @@ class LexicalIndex:
         return (
             SYSTEM_WORD * len(self._group_system[self._group_of[i]])
             + SYSTEM_SERVER * (tool.server_id in self._system_servers)
+            # RNK-4.1: 3 for readOnlyHint exactly true, nothing otherwise.
             + READ_ONLY * tool.read_only
         )
 
@@ -273,7 +288,9 @@ class LexicalIndex:
             text=text,
             words=query_words,
             servers=self._named_servers(text, query_words),
+            # RNK-7.1: aliases and read signals are looked up in the user message (or query) only.
             aliases=tuple((trigger, target) for trigger, target in ALIASES if fires(trigger, text, query_words)),
+            # RNK-6.5: without a read signal, neither the bonus nor the penalty applies.
             read_intent=any(fires(signal, text, query_words) for signal in READ_SIGNALS),
         )
         self._last = parsed
@@ -285,8 +302,11 @@ class LexicalIndex:
     def _touched(self, q: _Query) -> dict[int, int]:
         """The groups a query's words or aliases touch, with what each of their tools gains."""
         postings = self._postings
+        # RNK-2.1, RNK-2.3: 12 for each distinct word shared with the message: q.words is a set.
         hits = Counter(chain.from_iterable(postings[word] for word in q.words if word in postings))
         gains = {g: USER_WORD * count for g, count in hits.items()}
+        # RNK-5.2: 12 per alias that fires, to every tool whose casefolded name contains its target;
+        # RNK-5.3: two aliases both count, an alias that occurs twice counts once.
         for _, target in q.aliases:
             for g in self._target_groups[target]:
                 gains[g] = gains.get(g, 0) + ALIAS
@@ -317,6 +337,8 @@ class LexicalIndex:
         shifts: list[int] = []
         heap: list[tuple[int, str, int, int]] = []
         # Tools of the servers the query names, scored one by one (stream -1).
+        # RNK-3.1: 16 when the user message names the server; so a query that is a qualified name reaches
+        # every tool of its server (DSC-5.8).
         for server_id in named:
             for i in self._by_server[server_id]:
                 heap.append((keys[i] - gains.get(group_of[i], 0) - USER_SERVER, qname[i], -1, i))
@@ -377,6 +399,9 @@ class LexicalIndex:
         return self._walk(query, everything=True)
 
     def matches(self, query: str) -> Iterator[int]:
+        # DSC-10.1: the first-round scorer, the query in place of the user message and the system
+        # prompt unchanged; DSC-10.2: only tools a word, an alias or a server id of the query
+        # touches (read intent and the system prompt reach every tool only through ``order``).
         return self._walk(query, everything=False)
 
     def breakdown(self, tool: int, query: str) -> ScoreBreakdown:
@@ -408,7 +433,7 @@ class LexicalIndex:
 
 
 class LexicalRanker:
-    """The ranker the ``lexical`` profile specifies."""
+    """The ranker the ``lexical`` profile specifies (RNK-1 to RNK-8)."""
 
     name = "lexical"
 

@@ -33,8 +33,14 @@ def select_first_round(
     budgets: Budgets,
     user_message: str,
 ) -> FirstRound:
-    """Check the required tools against every limit, then fill the capacity by rank."""
+    """Check the required tools against every limit, then fill the capacity by rank.
+
+    With the default budgets this gives the worked example of SEL-6.1: four ``auto`` servers
+    of 40 tools and three base tools fill 12 slots each, 48 in all, under a capacity of 92.
+    """
     capacity = budgets.first_round_capacity
+    # BUD-4.1, BUD-4.2: checked before anything else, so also when no MCP server is configured;
+    # a capacity of exactly zero is allowed (BUD-4.3).
     if capacity < 0:
         raise SelectionError(
             f"{budgets.base_tools} non-MCP tools and {budgets.discovery_tools} discovery tool leave "
@@ -44,12 +50,14 @@ def select_first_round(
     required_total = 0
     for server in servers:
         required = eligibility.required[server.id]
+        # ERR-1.1, SEL-3.2: required tools over maxActiveTools name the server; exactly at it is allowed (ERR-1.2).
         if len(required) > server.policy.max_active_tools:
             raise SelectionError(
                 f"server {server.id!r} has {len(required)} required tools but maxActiveTools is "
                 f"{server.policy.max_active_tools}; shrink the allowlist or pinned tools, or use auto mode"
             )
         required_total += len(required)
+    # ERR-2.1: required tools must fit the first-round capacity; filling it exactly is allowed (ERR-2.2).
     if required_total > capacity:
         raise SelectionError(
             f"{required_total} required tools do not fit the first-round capacity of {capacity} "
@@ -60,7 +68,8 @@ def select_first_round(
     active: list[int] = []
     outcomes: dict[int, str] = {}
     # Catalog indexes follow qualified names, so sorting keeps the order independent of
-    # the order in which servers were configured.
+    # the order in which servers were configured: the same inputs, the same round (SEL-4.1).
+    # POL-6.2, POL-6.3: every required tool is active before any ranked tool takes a slot.
     for i in sorted(i for server in servers for i in eligibility.required[server.id]):
         active.append(i)
         outcomes[i] = _trace.REQUIRED
@@ -73,6 +82,8 @@ def select_first_round(
     open_servers = 0
     excluded, required_by, by_server = eligibility.excluded, eligibility.required, catalog.by_server
     for server_id in eligibility.auto_servers:
+        # SEL-1.1: the cap of 12 counts the required tools (ID-10), and binds whatever capacity is left
+        # (SEL-1.2); a maxActiveTools of 0 leaves no room (SEL-3.3). Only auto servers have room (SEL-2.3).
         cap = min(FAIRNESS_CAP, policies[server_id].max_active_tools) - len(required_by[server_id])
         room[server_id] = cap if cap > 0 else 0
         if cap > 0:
@@ -82,13 +93,17 @@ def select_first_round(
                     break
     slots = capacity - required_total
     tools = catalog.entries
+    # SEL-5.1: one global ranking of every tool, score descending, ties by qualified name.
     ranked = index.order(user_message) if slots > 0 and open_servers > 0 else iter(())
     for i in ranked:
+        # SEL-2.1: stop only when the capacity is used up or every auto server is closed.
         if slots == 0 or open_servers == 0:
             break
         server_id = tools[i].server_id
+        # POL-1.1, RNK-6.6: a tool the policy excludes is never taken, whatever its score (read intent included).
         if server_id not in room or i in required_set or not eligibility.is_eligible(i):
             continue
+        # SEL-5.2: a tool whose server is at its cap is skipped, and the walk goes on.
         if room[server_id] == 0:
             outcomes[i] = _trace.SERVER_CAP
             continue
@@ -97,6 +112,7 @@ def select_first_round(
             takeable = (e for e in catalog.by_server[server_id] if _takeable(e.index, eligibility, required_set))
             left[server_id] = sum(1 for _ in islice(takeable, room[server_id]))
         active.append(i)
+        # SEL-2.2: taken whatever its score, zero or less: how many are taken never depends on the ranker.
         outcomes[i] = _trace.SELECTED
         slots -= 1
         room[server_id] -= 1

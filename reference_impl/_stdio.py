@@ -126,11 +126,13 @@ async def stdio_transport(
     Raises:
         OSError: the server could not be started.
     """
+    # CAT-1.4: the configured variables are set over the default environment; the args are passed as given.
     env = get_default_environment() | (params.env or {})
     process = await anyio.open_process(
         [params.command, *params.args],
         env=env,
         cwd=params.cwd,
+        # PRO-7.1: a group of its own, so that ending the server ends what it started.
         start_new_session=True,
     )
     pgid = process.pid
@@ -286,7 +288,11 @@ class _Link:
 
 
 async def _end_group(process: anyio.abc.Process, pgid: int) -> None:
-    """Close stdin, give the server its grace, then end the group, whatever is left of it."""
+    """Close stdin, give the server its grace, then end the group, whatever is left of it.
+
+    Closing a run ends its stdio servers this way (ERR-7.1), and so does a driver's shutdown or
+    SIGTERM (PRO-7.1, PRO-7.2), the grace cut short when it hurries.
+    """
     assert process.stdin is not None
     with contextlib.suppress(Exception):
         await process.stdin.aclose()

@@ -1,4 +1,5 @@
-"""ARCHITECTURE.md names every module of the three packages, each in its package's section, and no module that is gone."""
+"""ARCHITECTURE.md names every module of the three packages, each in its package's section, and no module that is
+gone; its module → clause table of the reference is what the reference's modules cite."""
 
 from __future__ import annotations
 
@@ -6,6 +7,9 @@ import re
 from pathlib import Path
 
 import pytest
+
+from conformance._clauses import clause_id_of, load_clauses
+from conformance._manifest import reference_citations
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("reference_impl", "mock_servers", "conformance")
@@ -40,3 +44,31 @@ def test_no_module_named_in_a_section_is_gone(package: str) -> None:
     named = {name for name in NAMED.findall(_section(package)) if name.startswith("_") or "/" in name}
     gone = sorted(named - _modules(package) - {"__all__", "__init__"})
     assert not gone, f"ARCHITECTURE.md, section {package}, names modules that do not exist: {gone}"
+
+
+# A row of the reference's module → clause table: | `_catalog` | CAT-1, CAT-2 |
+CLAUSE_ROW = re.compile(r"^\| `(?P<module>[^`]+)` \| (?P<clauses>[A-Z]+-[0-9]+(?:, [A-Z]+-[0-9]+)*) \|$", re.MULTILINE)
+
+
+def cited_clauses() -> dict[str, str]:
+    """Module of ``reference_impl`` -> the clauses whose sentences (or whole ids) it cites, in SPEC order."""
+    order = list(load_clauses())
+    cited: dict[str, set[str]] = {}
+    for citation in reference_citations():
+        module = citation.path.removeprefix("reference_impl/").removesuffix(".py")
+        clause = clause_id_of(citation.ref)
+        if clause in order:
+            cited.setdefault(module, set()).add(clause)
+    return {module: ", ".join(sorted(ids, key=order.index)) for module, ids in sorted(cited.items())}
+
+
+def test_the_module_to_clause_table_is_what_the_reference_cites() -> None:
+    table = {row["module"]: row["clauses"] for row in CLAUSE_ROW.finditer(_section("reference_impl"))}
+
+    expected = cited_clauses()
+
+    rendered = "\n".join(f"| `{module}` | {clauses} |" for module, clauses in expected.items())
+    assert table == expected, (
+        "ARCHITECTURE.md's module → clause table of reference_impl differs from the sentence ids its modules "
+        f"cite; the rows as the citations give them:\n{rendered}"
+    )

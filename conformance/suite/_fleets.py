@@ -8,6 +8,7 @@ parameter of ``run.open``, a fresh ledger and the tools each server lists.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 from collections.abc import Iterator, Mapping
@@ -18,6 +19,7 @@ from typing import Any, Literal
 from mock_servers import (
     FleetHost,
     FleetSpec,
+    FleetUrls,
     LedgerView,
     generate_tools,
     read_ledger,
@@ -47,6 +49,28 @@ class Fleet:
     servers: list[dict[str, Any]]
     ledger_path: Path
     tools: dict[str, list[dict[str, Any]]]
+    #: The host serving the fleet and its name there (HTTP fleets): live catalogs change through it.
+    host: FleetHost | None = None
+    urls: FleetUrls | None = None
+
+    async def change_tools(self, server_id: str, change: Mapping[str, Any]) -> int:
+        """Change a server's tools now and send its notifications; the catalog version it made.
+
+        In a thread: an implementation tested in this process keeps serving meanwhile.
+        """
+        host, urls = self._live()
+        answer = await asyncio.to_thread(host.change_tools, urls, server_id, change)
+        return int(answer["catalog"])
+
+    async def relisted(self, server_id: str, catalog: int, timeout: float = 10.0) -> str:
+        """Wait until the server has been listed again since ``catalog``: ``complete``, ``error`` or ``timeout``."""
+        host, urls = self._live()
+        return await asyncio.to_thread(host.await_listing, urls, server_id, catalog, timeout)
+
+    def _live(self) -> tuple[FleetHost, FleetUrls]:
+        if self.host is None or self.urls is None:
+            raise RuntimeError("live catalogs change only on fleets served over HTTP")
+        return self.host, self.urls
 
     def ledger(self) -> LedgerView:
         return read_ledger(self.ledger_path)
@@ -117,7 +141,7 @@ class Fleets:
                 {"id": s.id, "transport": {"type": "http", "url": urls[s.id]}, "policy": pol[s.id]}
                 for s in spec.servers
             ]
-            yield Fleet(spec, pol, servers, ledger, tools)
+            yield Fleet(spec, pol, servers, ledger, tools, self.host, urls)
         finally:
             with contextlib.suppress(Exception):
                 self.host.remove_fleet(urls)

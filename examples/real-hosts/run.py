@@ -2,6 +2,7 @@
 
     python examples/real-hosts/run.py [--clients fastmcp,langchain,mcp-use,typescript]
                                       [--presets seed-example,adversarial] [--transports http,stdio]
+                                      [--scenarios presets,list-changed]
 
 Each library gets its own virtual environment (or npm project) under the cache directory
 (``$XDG_CACHE_HOME/mcp-fleet-real-hosts``, or ``--cache DIR``), created on the first run
@@ -13,6 +14,13 @@ catalog with valid arguments, close), one server at a time with a deadline per s
 the ledger tells what really reached the servers: which ``tools/list`` pages were asked
 for, which sessions were closed, which calls arrived, which faults fired. The results are
 printed as Markdown tables (``--out FILE`` also writes them to a file).
+
+The ``list-changed`` scenario serves one live catalog: as it answers its first call the
+server removes ``gone``, adds ``fresh`` and sends ``notifications/tools/list_changed``. Each
+library lists the tools, calls ``keep``, is left two seconds to act on the notification,
+then calls ``gone`` as it offers it; the ledger tells whether the notification was sent on an
+open connection or stream, whether the library listed the tools again, and
+whether the call of the removed tool reached the server.
 
 Needs ``mock_servers`` importable by this interpreter (``pip install -e .`` at the root of
 the repository), ``python3.11`` or newer for the client environments, and Node 20 with npm
@@ -34,7 +42,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mock_servers import FleetFactory, FleetHost, ServedFleet, example_arguments, preset, wait_for_exits
+from mock_servers import (
+    CatalogChange,
+    FleetFactory,
+    FleetHost,
+    FleetSpec,
+    ServedFleet,
+    ServerSpec,
+    ToolSpec,
+    example_arguments,
+    preset,
+    wait_for_exits,
+)
 
 HERE = Path(__file__).resolve().parent
 CLIENTS_DIR = HERE / "clients"
@@ -192,6 +211,116 @@ def one_run(lib: Library, command: list[str], preset_name: str, transport: str, 
 
 
 # ---------------------------------------------------------------------------------------------
+# The list-changed scenario: a live catalog
+
+
+def _tool(name: str, description: str) -> ToolSpec:
+    return ToolSpec(name=name, description=description, annotations={"readOnlyHint": True})
+
+
+LIVE = FleetSpec(
+    servers=(
+        ServerSpec(
+            id="docs",
+            tool_count=0,
+            list_changed=True,
+            tools=(
+                _tool("keep", "A tool that stays."),
+                _tool("gone", "A tool the server removes after its first call."),
+            ),
+            changes=(CatalogChange(after_calls=1, remove=("gone",), add=(_tool("fresh", "A tool the server adds."),)),),
+        ),
+    )
+)
+#: Seconds a library is left to act on the notification before the removed tool is called.
+SETTLE = 2.0
+
+
+@dataclass
+class LiveRow:
+    library: str
+    transport: str
+    process: str
+    seen: dict[str, Any]
+
+
+def observe_live(fleet: ServedFleet, said: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the ledger shows of one library against the live catalog."""
+    if fleet.transport == "stdio":
+        wait_for_exits(fleet.ledger_path, 5.0)
+    view = fleet.ledger
+    sent = view.notifications("docs")
+    removed = view.calls("docs", "gone")
+    before = removed[0]["ts"] if removed else float("inf")
+    relisted = [e for e in view.of("tools_listed", "docs") if e.get("catalog", 0) >= 1 and e["ts"] < before]
+    entry = said[0] if said else {}
+    return {
+        "heard": sum(e.get("connections", 0) + e.get("streams", 0) for e in sent),
+        "sent": len(sent),
+        "relisted": len(relisted),
+        "removed_calls": [{"unknown": bool(e.get("unknown")), "isError": e.get("isError")} for e in removed],
+        "processes": len(view.of("process_started", "docs")),
+        "sessions": len(view.of("session_opened", "docs")),
+        "listed": entry.get("listed"),
+        "outcome": (entry.get("call") or {}).get("outcome") or entry.get("error") or "-",
+        # The order of what happened, for the JSON report: what each listing followed.
+        "trace": [
+            " ".join(str(x) for x in (e["event"], e.get("name") or e.get("catalog") or "") if x != "")
+            for e in view
+            if e["server"] == "docs" and e["event"] in ("tool_called", "tools_listed", "list_changed", "session_opened")
+        ],
+    }
+
+
+def one_live_run(lib: Library, command: list[str], transport: str, host: FleetHost, timeout: float) -> LiveRow:
+    with tempfile.TemporaryDirectory(prefix="real-hosts-") as tmp:
+        workdir = Path(tmp)
+        factory = FleetFactory(workdir, lambda: host)
+        fleet = factory(LIVE, transport=transport)  # type: ignore[arg-type]
+        plan = {
+            "scenario": "list-changed",
+            "servers": fleet.servers,
+            "keep": "keep",
+            "gone": "gone",
+            "settle": SETTLE,
+            # Starting a stdio server and a library's first session take seconds on a busy machine.
+            "timeout": 3 * timeout + SETTLE,
+        }
+        say(f"{lib.key} × list-changed over {transport} ...")
+        head, said, problem = run_client(command, plan, workdir, limit=3 * timeout + SETTLE + 120)
+        seen = observe_live(fleet, said)
+        factory.close()
+    return LiveRow(f"{head['library']} {head['version']}", transport, problem or "finished", seen)
+
+
+def live_table(rows: Sequence[LiveRow]) -> list[str]:
+    lines = [
+        "| library | transport | notification sent to | listed again before calling `gone` | the call of the removed tool "
+        "| what the library returned | sessions / processes | process |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        seen = row.seen
+        reached = (
+            f"{seen['heard']} connection(s) or stream(s)" if seen["heard"] else "no connection or stream to send it to"
+        )
+        again = f"yes, {seen['relisted']} page(s)" if seen["relisted"] else "no"
+        calls = seen["removed_calls"]
+        if not calls:
+            removed = "never reached the server"
+        elif all(c["unknown"] for c in calls):
+            removed = "reached the server, which no longer has it"
+        else:
+            removed = "ran: a new server process, whose catalog had not changed"
+        outcome = str(seen["outcome"]).replace("|", "\\|")[:90]
+        lines.append(
+            f"| {row.library} | {row.transport} | {reached} | {again} | {removed} | {outcome} "
+            f"| {seen['sessions']} / {seen['processes']} | {row.process} |"
+        )
+    return lines
+
+
+# ---------------------------------------------------------------------------------------------
 # Report
 
 
@@ -264,6 +393,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--clients", default=",".join(LIBRARIES), help=f"comma-separated, of {', '.join(LIBRARIES)}")
     parser.add_argument("--presets", default="seed-example,adversarial")
     parser.add_argument("--transports", default="http,stdio")
+    parser.add_argument("--scenarios", default="presets,list-changed", help="presets, list-changed, or both")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds a library gets per server (default 10)")
     cache_home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     parser.add_argument("--cache", type=Path, default=cache_home / "mcp-fleet-real-hosts")
@@ -275,23 +405,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     transports = args.transports.split(",")
     for name in presets:
         preset(name)  # an unknown preset fails here, before any install
+    scenarios = args.scenarios.split(",")
     commands = {lib.key: environment(lib, args.cache, args.python) for lib in chosen}
-    rows = []
+    rows: list[Row] = []
+    live: list[LiveRow] = []
     with FleetHost.start() as host:
         for lib in chosen:
-            for preset_name in presets:
-                for transport in transports:
-                    rows.append(one_run(lib, commands[lib.key], preset_name, transport, host, args.timeout))
-    report = summary_table(rows)
-    for preset_name in presets:
+            for transport in transports:
+                if "presets" in scenarios:
+                    for preset_name in presets:
+                        rows.append(one_run(lib, commands[lib.key], preset_name, transport, host, args.timeout))
+                if "list-changed" in scenarios:
+                    live.append(one_live_run(lib, commands[lib.key], transport, host, args.timeout))
+    report = summary_table(rows) if rows else []
+    for preset_name in presets if rows else ():
         for transport in transports:
             if preset_name != "seed-example":
                 report += ["", *detail_table(rows, preset_name, transport)]
+    if live:
+        report += ["", "A live catalog (`list-changed`): after the first call the server removes `gone`:", ""]
+        report += live_table(live)
     text = "\n".join(report) + "\n"
     print(text)
     if args.out:
         args.out.write_text(text, encoding="utf-8")
-        (args.out.with_suffix(".json")).write_text(json.dumps([r.__dict__ for r in rows], indent=1), encoding="utf-8")
+        records = [r.__dict__ for r in rows] + [r.__dict__ for r in live]
+        (args.out.with_suffix(".json")).write_text(json.dumps(records, indent=1), encoding="utf-8")
     return 0
 
 

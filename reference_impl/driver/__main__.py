@@ -32,6 +32,7 @@ from .._analysis import RankerUnavailableError
 from .._bounds import clip, deeper_than
 from .._connections import DEFAULT_CONNECT_TIMEOUT
 from .._errors import ToolsetError
+from .._eviction import EVICTION_POLICIES
 from .._registry import RANKERS, make_ranker
 from .._stdio import GROUPS
 from .._toolset import DEFAULT_LIST_TIMEOUT
@@ -59,6 +60,7 @@ def _error(
     request_id: Any, code: int, message: str, kind: str | None = None, path: str | None = None
 ) -> dict[str, Any]:
     message = clip(message, MAX_MESSAGE)
+    # PRO-6.1: the error schema's shape: code, message and, for an outcome, data.kind.
     error: dict[str, Any] = {"code": code, "message": message}
     if kind is not None:
         error["data"] = {"kind": kind, "message": message} | ({"path": path} if path is not None else {})
@@ -79,6 +81,7 @@ def _refuse_constant(name: str) -> Any:
 def parse(line: bytes) -> Any:
     """One line as a JSON value. Raises ValueError for anything that is not UTF-8 JSON."""
     try:
+        # PRO-2.1: bytes that are not UTF-8, NaN and infinities are not JSON; nor is nesting too deep.
         value = json.loads(line.decode("utf-8"), parse_float=_finite, parse_constant=_refuse_constant)
     except RecursionError:
         raise ValueError("nested too deeply") from None
@@ -130,7 +133,9 @@ class Server:
         return {"runId": await self.driver.open_run(params)}
 
     async def _definitions(self, params: Mapping[str, Any]) -> Any:
-        return {"tools": await self.driver.definitions(params.get("runId"))}
+        tools = await self.driver.definitions(params.get("runId"))
+        notices = await self.driver.notices(params.get("runId"))
+        return {"tools": tools, "notices": notices} if notices else {"tools": tools}
 
     async def _call(self, params: Mapping[str, Any]) -> Any:
         if "arguments" in params and params["arguments"] is None:
@@ -160,6 +165,7 @@ class Server:
         try:
             message = parse(line.encode("utf-8", "surrogatepass") if isinstance(line, str) else line)
         except ValueError as error:
+            # PRO-2.1: a parse error, -32700 with id null.
             return _error(None, PARSE_ERROR, f"parse error: {str(error)[:200]}")
         if isinstance(message, list):
             return _error(None, INVALID_REQUEST, "batches are not supported; send one request per line")
@@ -171,16 +177,19 @@ class Server:
         ):
             request_id = message.get("id") if isinstance(message, dict) and _valid_id(message) else None
             return _error(request_id, INVALID_REQUEST, "expected a JSON-RPC 2.0 request object with a string 'method'")
+        # PRO-5.1, PRO-5.2: a notification is neither answered nor executed.
         if "id" not in message:
             return None
         request_id, name = message["id"], message["method"]
         method = self._methods.get(name)
         if method is None:
+            # PRO-3.1: an unknown method, -32601 with the request's id.
             return _error(request_id, METHOD_NOT_FOUND, f"unknown method {name!r:.{_QUOTE}}")
         params = message.get("params")
         if params is None:
             params = {}
         if not isinstance(params, dict):
+            # PRO-4.1: params that are not an object.
             return _error(request_id, INVALID_PARAMS, f"{name}: params must be an object", "invalid_params", "$")
         try:
             result = await method(params)
@@ -191,6 +200,7 @@ class Server:
         except Exception as error:  # a bug here must not kill the driver mid-certification
             _log(f"internal error in {name}: {error!r:.500}")
             return _error(request_id, INTERNAL_ERROR, f"internal error: {str(error)[:500]}")
+        # PRO-1.1: one reply per request, with its id unchanged.
         return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
@@ -254,7 +264,7 @@ class _Input:
 
 
 class _Replies:
-    """Writes the replies to stdout in the order the requests were read, each once it is ready."""
+    """Writes the replies to stdout in the order the requests were read, each once it is ready (PRO-1.2)."""
 
     def __init__(self, lines: _Input) -> None:
         self._lines = lines
@@ -315,6 +325,7 @@ async def serve(driver: ReferenceDriver) -> None:
     signals = (signal.SIGINT, signal.SIGTERM)
     for signum in signals:
         with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):  # not the main thread
+            # PRO-7.2: SIGTERM ends the driver promptly, a request in flight or not.
             loop.add_signal_handler(signum, on_signal)
     watchdog = Watchdog()
     GROUPS.listen(watchdog)
@@ -331,6 +342,8 @@ async def serve(driver: ReferenceDriver) -> None:
             if not line.strip(b" \t\r\n"):
                 lines.done()
                 continue
+            # PRO-2.2, PRO-3.1, PRO-9.1: each line is a task of its own, so a bad line or a hung run.open
+            # holds up nothing that follows.
             request = asyncio.create_task(server.handle(line))
             requests.add(request)
             request.add_done_callback(requests.discard)
@@ -347,6 +360,7 @@ async def serve(driver: ReferenceDriver) -> None:
         for signum in signals:
             with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):
                 loop.remove_signal_handler(signum)
+        # PRO-7.1: shutdown or end of input close every run, and so end every stdio server, before the exit.
         await _close(driver, requests, replies, hurry=signalled.is_set())
         GROUPS.unlisten(watchdog)
         watchdog.close()
@@ -415,6 +429,18 @@ def main(argv: list[str] | None = None) -> None:
         default="lexical",
         help="the ranker of every run; only 'lexical' claims the lexical profile (default: lexical)",
     )
+    parser.add_argument(
+        "--eviction",
+        choices=EVICTION_POLICIES,
+        help="claim the eviction profile: runs opened with eviction roll their active set, least recently used "
+        "first (default: off, growth only)",
+    )
+    parser.add_argument(
+        "--refresh",
+        action="store_true",
+        help="claim the refresh profile: runs opened with refresh re-list a server on "
+        "notifications/tools/list_changed (default: off, the catalog read at open)",
+    )
     args = parser.parse_args(argv)
     try:
         ranker = make_ranker(args.ranker)
@@ -425,6 +451,8 @@ def main(argv: list[str] | None = None) -> None:
         list_timeout=args.list_timeout,
         call_timeout=args.call_timeout,
         connect_timeout=args.connect_timeout,
+        eviction=args.eviction,
+        refresh=args.refresh,
     )
     asyncio.run(serve(driver))
 

@@ -14,6 +14,7 @@ from .._bounds import shown
 from .._config import HttpTarget, ServerConfig, StdioTarget, Target, ToolPolicy, check_server_id
 from .._connections import DEFAULT_CONNECT_TIMEOUT
 from .._errors import ServerConnectionError
+from .._eviction import EVICTION_POLICIES
 from .._loop import assemble_request
 from .._ranking import LexicalRanker, Ranker
 from .._toolset import DEFAULT_LIST_TIMEOUT, AdaptiveToolset, open_toolset
@@ -45,7 +46,10 @@ def _invalid(message: str, path: str | None = None) -> DriverError:
 
 
 def check_params(method: str, params: Any) -> None:
-    """Refuse params that break the method's schema, naming the method and the JSON path."""
+    """Refuse params that break the method's schema, naming the method and the JSON path.
+
+    PRO-4.1, PRO-4.2: called first by every method, so such a request has no effect.
+    """
     problem = params_problem(method, params)
     if problem is not None:
         raise _invalid(f"{method}: {problem.path}: {problem.message}", problem.path)
@@ -57,6 +61,7 @@ def _target(transport: Mapping[str, Any]) -> Target:
         env = transport.get("env")
         return StdioTarget(
             command=transport["command"],
+            # CAT-1.4: no args when the configuration gives none; env as given.
             args=tuple(transport.get("args", ())),
             env=dict(env) if env is not None else None,
         )
@@ -135,12 +140,19 @@ class ReferenceDriver:
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         max_runs: int = MAX_RUNS,
+        eviction: str | None = None,
+        refresh: bool = False,
     ) -> None:
+        if eviction is not None and eviction not in EVICTION_POLICIES:
+            raise ValueError(f"eviction must be one of {list(EVICTION_POLICIES)} or None, got {shown(eviction)}")
         self.ranker = ranker or LexicalRanker()
         self.list_timeout = list_timeout
         self.call_timeout = call_timeout
         self.connect_timeout = connect_timeout
         self.max_runs = max_runs
+        #: The optional profiles this driver claims, and turns on in the runs that ask (P37, P38).
+        self.eviction = eviction
+        self.refresh = refresh
         self._runs: dict[str, _Run] = {}
         self._opening: dict[str, _Opening] = {}
         self._ids = itertools.count(1)
@@ -148,6 +160,11 @@ class ReferenceDriver:
         # (a flood of stdio servers) they must still be answered.
         preload()
         self._version = _package_version()
+
+    @classmethod
+    def with_eviction_and_refresh(cls) -> ReferenceDriver:
+        """The reference claiming every profile: ``--sut reference_impl.driver:ReferenceDriver.with_eviction_and_refresh``."""
+        return cls(eviction="lru", refresh=True)
 
     async def initialize(self, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
         params = _as_json(params or {})
@@ -158,6 +175,7 @@ class ReferenceDriver:
                 f"protocolVersion {shown(requested)} is not supported; this driver speaks {PROTOCOL_VERSION!r}"
             )
         profiles = ["core", "lexical"] if self.ranker.name == "lexical" else ["core"]
+        profiles += ["eviction"] * (self.eviction is not None) + ["refresh"] * self.refresh
         return {
             "name": "reference_impl",
             "version": self._version,
@@ -173,6 +191,7 @@ class ReferenceDriver:
             raise ServerConnectionError(
                 f"this driver has {self.max_runs} runs open, its limit; close a run (run.close) before opening another"
             )
+        # SEL-4.4: servers, base tools, user message and system prompt left out count as none and as empty.
         base = params.get("baseTools", [])
         ready: asyncio.Future[AdaptiveToolset] = asyncio.get_running_loop().create_future()
         stop = asyncio.Event()
@@ -185,9 +204,13 @@ class ReferenceDriver:
                     user_message=params.get("userMessage", ""),
                     system_prompt=params.get("systemPrompt", ""),
                     ranker=self.ranker,
+                    # ERR-5.3, GATE-4.4, PRO-9.2: the caller's bounds on listing, calls and the handshake.
                     list_timeout=_seconds(params, "listTimeoutSeconds", self.list_timeout),
                     call_timeout=_seconds(params, "callTimeoutSeconds", self.call_timeout),
                     connect_timeout=_seconds(params, "connectTimeoutSeconds", self.connect_timeout),
+                    # A profile this driver does not claim is not turned on, whatever the run asks (P2).
+                    eviction=params.get("eviction") if self.eviction is not None else None,
+                    refresh=bool(params.get("refresh", False)) and self.refresh,
                 ) as toolset:
                     ready.set_result(toolset)
                     await stop.wait()
@@ -220,6 +243,7 @@ class ReferenceDriver:
         check_params(method, params)
         run = self._runs.get(params["runId"])
         if run is None:
+            # PRO-8.1, PRO-8.2: a runId of no open run is refused alone; the runs still open stay usable.
             raise DriverError("unknown_run", f"no open run with runId {shown(params['runId'])}")
         return run
 
@@ -234,13 +258,23 @@ class ReferenceDriver:
         await self._settled(run_id)
         run = self._run("run.definitions", {"runId": run_id})
         async with run.lock:
+            await run.toolset.settled()  # P39: after the re-listings begun before this request
             return run.toolset.request_definitions()
+
+    async def notices(self, run_id: Any) -> list[dict[str, Any]]:
+        """What the run has to tell its operator (P40): the ``notices`` of ``run.definitions``."""
+        await self._settled(run_id)
+        run = self._run("run.definitions", {"runId": run_id})
+        async with run.lock:
+            await run.toolset.settled()
+            return [dict(notice) for notice in run.toolset.notices]
 
     async def call(self, run_id: Any, name: Any, arguments: Any = None) -> dict[str, Any]:
         await self._settled(run_id)
         params = {"runId": run_id, "name": name, "arguments": _as_json({} if arguments is None else arguments)}
         run = self._run("run.call", params)
         async with run.lock:
+            await run.toolset.settled()
             return await run.toolset.call(name, params["arguments"])
 
     async def request(self, run_id: Any, extra_tools: Any = ()) -> list[dict[str, Any]]:
@@ -248,6 +282,8 @@ class ReferenceDriver:
         params = {"runId": run_id, "extraTools": _as_json(extra_tools)}
         run = self._run("run.request", params)
         async with run.lock:
+            # BUD-3.4: a refused request changes nothing, and the run stays open (ID-16).
+            await run.toolset.settled()
             return assemble_request(run.toolset.request_definitions(), params["extraTools"])
 
     async def close_run(self, run_id: Any) -> None:
@@ -256,12 +292,13 @@ class ReferenceDriver:
         async with run.lock:
             if self._runs.get(run_id) is not run:  # closed while this request waited its turn
                 raise DriverError("unknown_run", f"no open run with runId {shown(run_id)}")
+            # ERR-7.1: closing a run closes its connections; its runId then names no open run (PRO-8.1).
             del self._runs[run_id]
             run.stop.set()
             await asyncio.wait([run.task])
 
     async def aclose(self) -> None:
-        """Close every run at once, and stop opening the ones still being opened."""
+        """Close every run at once, and stop opening the ones still being opened (PRO-7.1)."""
         runs, opening = list(self._runs.values()), list(self._opening.values())
         self._runs.clear()
         for run in runs:

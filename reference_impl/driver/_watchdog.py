@@ -1,7 +1,8 @@
 """A watchdog process that ends the driver's stdio servers should the driver die without ending them.
 
 Each stdio server leads a process group of its own, and the driver ends that group when the
-server's run closes, on ``shutdown``, at the end of its input and on SIGTERM or SIGINT. A
+server's run closes, on ``shutdown``, at the end of its input and on SIGTERM or SIGINT
+(PRO-7.1, PRO-7.2). A
 driver killed outright (SIGKILL, of it or of its whole process group) ends nothing: its
 servers see the end of their input and may leave, but what they started in their group
 stays. The watchdog covers that case. It is a small process in a session of its own (a

@@ -26,7 +26,7 @@ def test_every_clause_has_a_valid_level_profile_text_and_sources() -> None:
     for clause_id, parsed in CLAUSES.items():
         assert parsed.id == clause_id
         assert parsed.level in ("MUST", "SHOULD", "MAY")
-        assert parsed.profile in ("core", "lexical")
+        assert parsed.profile in ("core", "lexical", "eviction", "refresh")
         assert parsed.text and parsed.section
         assert parsed.sources
 
@@ -34,7 +34,7 @@ def test_every_clause_has_a_valid_level_profile_text_and_sources() -> None:
 def test_every_fact_and_ruling_is_cited_by_some_clause() -> None:
     cited = {source for parsed in CLAUSES.values() for source in parsed.sources}
 
-    assert {f"F{n}" for n in range(1, 32)} | {f"R{n}" for n in range(1, 13)} <= cited
+    assert {f"F{n}" for n in range(1, 32)} | {f"R{n}" for n in range(1, 14)} <= cited
 
 
 def test_every_protocol_requirement_a_clause_cites_is_numbered_in_protocol_md() -> None:
@@ -158,3 +158,10 @@ def test_the_profile_of_a_test_is_lexical_when_any_cited_clause_is() -> None:
     assert profile_of(["SEL-4.1", "DSC-10.2"]) == "lexical"
     assert profile_of(["SEL-4"]) == "core"
     assert profile_of([]) == "core"
+
+
+def test_the_profile_of_a_test_is_the_optional_profile_it_cites_and_one_only() -> None:
+    assert profile_of(["DEF-1.1", "EVC-2.1"]) == "eviction"
+    assert profile_of(["RFR-1.1", "GATE-1.1"]) == "refresh"
+    with pytest.raises(UsageError, match=r"the profiles \['eviction', 'refresh'\]; cite those of one of them"):
+        profile_of(["EVC-1.1", "RFR-1.1"])

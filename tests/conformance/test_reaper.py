@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conformance._reaper import MARKER, Reaper
-from tests.conformance.test_cli import SMOKE, certificate, environment, fake
+from tests.conformance.cli_runs import SMOKE, certificate, environment, fake
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="subreapers and /proc are Linux's")
 

@@ -20,7 +20,21 @@ from mock_servers._spec import BAD_NAME_KINDS, FAULT_FIELDS, AnnotationMix, Sche
 from mock_servers._vocabulary import DOMAINS
 from mock_servers.strategies import fleet_specs
 
-SERVER_KEYS = ("id", "domain", "tool_count", "annotations", "schema", "page_size", "seed", "faults", "tools", "raw")
+SERVER_KEYS = (
+    "id",
+    "domain",
+    "tool_count",
+    "annotations",
+    "schema",
+    "page_size",
+    "seed",
+    "faults",
+    "tools",
+    "raw",
+    "list_changed",
+    "changes",
+)
+CHANGE_KEYS = ("after_calls", "after_seconds", "remove", "rename", "update", "add", "notify", "list_error")
 TOOL_KEYS = ("name", "description", "input_schema", "annotations", "title")
 HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint", "title")
 
@@ -76,6 +90,10 @@ schema_values = st.one_of(
     anything,
 )
 tools = tables(TOOL_KEYS, scalars | schema_values | tables(HINTS, scalars))
+changes = tables(
+    CHANGE_KEYS,
+    scalars | st.lists(texts, max_size=3) | st.lists(tools, max_size=2) | st.lists(tables(("from", "to"), texts)),
+)
 servers = tables(
     SERVER_KEYS,
     st.one_of(
@@ -84,10 +102,13 @@ servers = tables(
         tables(tuple(SchemaShapes.__dataclass_fields__), scalars),
         faults,
         st.lists(tools, max_size=3),
+        st.lists(changes, max_size=3),
     ),
 )
-valid_documents = fleet_specs(max_servers=3, max_tools=12, explicit_tools=True, faults=True).map(spec_to_dict) | (
-    fleet_specs(max_servers=2, max_tools=8, explicit_tools=True, faults=True, raw=True).map(spec_to_dict)
+valid_documents = st.one_of(
+    fleet_specs(max_servers=3, max_tools=12, explicit_tools=True, faults=True).map(spec_to_dict),
+    fleet_specs(max_servers=2, max_tools=8, explicit_tools=True, faults=True, raw=True).map(spec_to_dict),
+    fleet_specs(max_servers=2, max_tools=8, explicit_tools=True, live=True).map(spec_to_dict),
 )
 
 

@@ -33,7 +33,7 @@ PRESET_DIGESTS = {
     "seed-example": "2c8abf2f8c3a3a28ab73017e3a1ef1f58f49d3f318530142eed35b5d6ea7a09f",
     "realistic": "ee2aaa30255feb878c8368141f9e727c59336d87f66f621d3efc6d5561892ceb",
     "large": "553614af17dd90e33fe5c6fbd9aac762c563a4878f3d9240cb32b5dc98aa2c66",
-    "adversarial": "d7ca47449de3525b616879e4ee2cf32265706a69ab0c4053e131fea1751b4b56",
+    "adversarial": "d8c14f0ca5da07d705e398d6c4362f066ef2e5fb69b0226c1ff60392e343757a",
 }
 
 

@@ -12,4 +12,10 @@ def test_the_package_exports_exactly_its_public_names() -> None:
 
 
 def test_the_strategies_module_exports_exactly_its_strategies() -> None:
-    assert mock_servers.strategies.__all__ == ["fleet_specs", "server_specs", "tool_policies", "tool_specs"]
+    assert mock_servers.strategies.__all__ == [
+        "catalog_changes",
+        "fleet_specs",
+        "server_specs",
+        "tool_policies",
+        "tool_specs",
+    ]

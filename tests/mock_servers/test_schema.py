@@ -51,6 +51,12 @@ def test_generated_raw_specs_serialise_to_documents_the_schema_accepts(spec: Fle
     VALIDATOR.validate(json.loads(json.dumps(spec_to_dict(spec))))
 
 
+@settings(max_examples=20, deadline=None)
+@given(fleet_specs(max_servers=3, max_tools=12, explicit_tools=True, live=True))
+def test_generated_live_specs_serialise_to_documents_the_schema_accepts(spec: FleetSpec) -> None:
+    VALIDATOR.validate(json.loads(json.dumps(spec_to_dict(spec))))
+
+
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(documents)
 def test_whatever_the_reader_accepts_the_schema_accepts(document: Any) -> None:
@@ -89,6 +95,12 @@ INVALID = {
         "servers": [{"id": "a", "tools": [{"name": "t", "annotations": {"readOnlyHint": "true"}}]}]
     },
     "unknown annotation": {"servers": [{"id": "a", "tools": [{"name": "t", "annotations": {"readonly": True}}]}]},
+    "change without a trigger": {"servers": [{"id": "a", "changes": [{"notify": 2}]}]},
+    "change with two triggers": {"servers": [{"id": "a", "changes": [{"after_calls": 1, "after_seconds": 2}]}]},
+    "change after 0 calls": {"servers": [{"id": "a", "changes": [{"after_calls": 0}]}]},
+    "unknown change key": {"servers": [{"id": "a", "changes": [{"after_calls": 1, "delete": ["t"]}]}]},
+    "rename without a new name": {"servers": [{"id": "a", "changes": [{"after_calls": 1, "rename": [{"from": "t"}]}]}]},
+    "raw server with a live catalog": {"servers": [{"id": "a", "raw": True, "list_changed": True}]},
 }
 
 

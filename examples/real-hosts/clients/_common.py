@@ -4,6 +4,11 @@ A client script is run as ``python CLIENT.py PLAN.json`` in the virtual environm
 library. The plan gives each server's connection object (driver-protocol form) and the tool
 to call on it. The script prints one JSON line naming the library, then one JSON line per
 server as soon as it is done with it, so a run that hangs still reports what it finished.
+
+A plan with ``"scenario": "list-changed"`` is a live catalog instead: list the tools, call
+``keep`` (the server then removes ``gone``, adds ``fresh`` and sends
+``notifications/tools/list_changed``), leave the library ``settle`` seconds to act on the
+notification, then call ``gone`` the way the library offers it, and report what came back.
 """
 
 from __future__ import annotations
@@ -26,12 +31,30 @@ def describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {text}"[:200] if text else type(error).__name__
 
 
-def run(library: str, package: str, visit: Visit) -> None:
-    """Visit every server of the plan with ``visit(server_id, connection, call, entry)``."""
+def run(library: str, package: str, visit: Visit, visit_live: Visit) -> None:
+    """Visit every server of the plan with ``visit(server_id, connection, call, entry)``, or
+    with ``visit_live`` in the list-changed scenario (``call`` is then the whole plan)."""
     with open(sys.argv[1], encoding="utf-8") as file:
         plan = json.load(file)
     print(json.dumps({"library": library, "version": version(package)}), flush=True)
+    if plan.get("scenario") == "list-changed":
+        plan = {**plan, "calls": dict.fromkeys(plan["servers"], plan)}
+        visit = visit_live
     asyncio.run(_visit_all(plan, visit))
+
+
+async def outcome_of(call: Callable[[], Awaitable[bool]]) -> str:
+    """``ok``, ``tool error`` or ``raised …``: what a call through the library came back as."""
+    try:
+        error = await call()
+    except Exception as exc:
+        return f"raised {describe(exc)}"
+    return "tool error" if error else "ok"
+
+
+async def settle(plan: dict[str, Any]) -> None:
+    """Leave the library time to act on a notification, as a host would between two turns."""
+    await asyncio.sleep(plan["settle"])
 
 
 async def _visit_all(plan: dict[str, Any], visit: Visit) -> None:

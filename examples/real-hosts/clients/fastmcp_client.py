@@ -4,17 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from _common import call_if_listed, run
+from _common import call_if_listed, outcome_of, run, settle
 from fastmcp import Client
 from fastmcp.client.transports import StdioTransport
 
 
-async def visit(server_id: str, connection: dict[str, Any], call: dict[str, Any], entry: dict[str, Any]) -> None:
+def target_of(connection: dict[str, Any]) -> Any:
     if connection["type"] == "stdio":
-        target: Any = StdioTransport(connection["command"], connection["args"], env=connection["env"])
-    else:
-        target = connection["url"]
-    async with Client(target) as client:
+        return StdioTransport(connection["command"], connection["args"], env=connection["env"])
+    return connection["url"]
+
+
+async def visit(server_id: str, connection: dict[str, Any], call: dict[str, Any], entry: dict[str, Any]) -> None:
+    async with Client(target_of(connection)) as client:
         tools = await client.list_tools()
         entry["listed"] = len(tools)
         entry["read_only"] = [t.name for t in tools if t.annotations and t.annotations.read_only_hint]
@@ -26,5 +28,17 @@ async def visit(server_id: str, connection: dict[str, Any], call: dict[str, Any]
         await call_if_listed([t.name for t in tools], call, entry, do)
 
 
+async def visit_live(server_id: str, connection: dict[str, Any], plan: dict[str, Any], entry: dict[str, Any]) -> None:
+    async with Client(target_of(connection)) as client:
+        entry["listed"] = len(await client.list_tools())
+        await client.call_tool(plan["keep"], {}, raise_on_error=False)
+        await settle(plan)
+
+        async def gone() -> bool:
+            return bool((await client.call_tool(plan["gone"], {}, raise_on_error=False)).is_error)
+
+        entry["call"] = {"tool": plan["gone"], "outcome": await outcome_of(gone)}
+
+
 if __name__ == "__main__":
-    run("fastmcp", "fastmcp", visit)
+    run("fastmcp", "fastmcp", visit, visit_live)

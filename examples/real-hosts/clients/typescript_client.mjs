@@ -36,6 +36,28 @@ async function visit(client, transport, call, entry) {
   }
 }
 
+// The list-changed scenario: list, call `keep` (the server removes `gone` and says so), give the
+// SDK `settle` seconds to act on the notification, then call `gone`.
+async function visitLive(client, transport, entry) {
+  await client.connect(transport);
+  const tools = [];
+  let cursor;
+  do {
+    const page = await client.listTools(cursor ? { cursor } : {});
+    tools.push(...page.tools);
+    cursor = page.nextCursor;
+  } while (cursor);
+  entry.listed = tools.length;
+  await client.callTool({ name: plan.keep, arguments: {} });
+  await new Promise((resolve) => setTimeout(resolve, plan.settle * 1000));
+  try {
+    const result = await client.callTool({ name: plan.gone, arguments: {} });
+    entry.call = { tool: plan.gone, outcome: result.isError ? "tool error" : "ok" };
+  } catch (error) {
+    entry.call = { tool: plan.gone, outcome: `raised ${describe(error)}` };
+  }
+}
+
 for (const [server, connection] of Object.entries(plan.servers)) {
   const entry = { server, listed: null, read_only: null, error: null, call: null };
   const started = Date.now();
@@ -49,7 +71,8 @@ for (const [server, connection] of Object.entries(plan.servers)) {
       : new StreamableHTTPClientTransport(new URL(connection.url));
   const client = new Client({ name: "real-hosts", version: "0.0.1" });
   try {
-    await Promise.race([visit(client, transport, plan.calls[server] ?? {}, entry), deadline]);
+    const visiting = plan.scenario === "list-changed" ? visitLive(client, transport, entry) : visit(client, transport, plan.calls[server] ?? {}, entry);
+    await Promise.race([visiting, deadline]);
   } catch (error) {
     entry.error = error?.message?.startsWith("no answer within") ? error.message : describe(error);
   } finally {

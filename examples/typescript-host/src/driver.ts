@@ -13,7 +13,7 @@ import { Schemas } from "./protocol/schemas.js";
 import { log, serve } from "./protocol/server.js";
 
 const host: Host = {
-  identity: { name: "adaptive-toolset-host-example (TypeScript)", version: "0.1.0", profiles: ["core", "lexical"] },
+  identity: { name: "adaptive-toolset-host-example (TypeScript)", version: "0.1.0", profiles: ["core", "lexical", "eviction"] },
   open: (params) =>
     Toolset.open(
       {

@@ -32,7 +32,7 @@ DEFECTS: dict[str, Defect] = dict(sorted(REGISTRY.items()))
 VARIANTS: dict[str, Variant] = dict(sorted(VARIANT_REGISTRY.items()))
 #: The defects the default test command runs (the rest run with ``scripts/test --full``):
 #: one per kind of check (a budget, a policy boundary, the gate, a property over
-#: pagination, the lexical order, the protocol).
+#: pagination, the lexical order, the protocol, a gate that eviction or a refresh leaves open).
 SAMPLE: frozenset[str] = frozenset(
     {
         "first_round_97",
@@ -41,6 +41,8 @@ SAMPLE: frozenset[str] = frozenset(
         "pagination_ignored",
         "ties_by_listing_order",
         "dies_on_garbage",
+        "evicted_tool_still_executable",
+        "removed_tools_reach_the_server",
     }
 )
 

@@ -9,6 +9,7 @@ import { parseServers, type RawServer, type ServerConfig } from "./config.js";
 import { Deadline, ServerConnection, describe, errorResult, type ToolResult } from "./connections.js";
 import { DISCOVERY_NAME, DISCOVERY_TOOL, discover, parseDiscoveryArguments } from "./discovery.js";
 import { configError, connectionError, selectionError } from "./errors.js";
+import { Eviction, evictedLines } from "./eviction.js";
 import { execute } from "./gate.js";
 import { checkNamesOffered, checkPinsEligible, isEligible } from "./policy.js";
 import { LexicalRanker, type Ranker } from "./ranking.js";
@@ -25,6 +26,8 @@ export interface RunConfig {
   readonly callTimeoutSeconds: number;
   /** How long starting a server (or reaching it) and the MCP handshake may take (PROTOCOL.md P22). */
   readonly connectTimeoutSeconds: number;
+  /** `"lru"`: the active set rolls within the dynamic capacity (SPEC.md EVC, PROTOCOL.md P37). */
+  readonly eviction?: "lru" | undefined;
 }
 
 /** SPEC.md ID-5: how long listing may take when the run does not say. */
@@ -36,6 +39,8 @@ export class Toolset {
   /** Active MCP tools by exposed name, in order of activation (the definition order, SPEC.md ID-1). */
   private readonly active = new Map<string, CatalogTool>();
   private readonly candidates: readonly CatalogTool[];
+  /** Present in a run with eviction. */
+  private readonly eviction: Eviction | undefined;
   private closed: Promise<void> | undefined;
 
   private constructor(
@@ -50,6 +55,8 @@ export class Toolset {
   ) {
     for (const tool of firstRound) this.active.set(tool.exposedName, tool);
     this.candidates = catalog.filter((tool) => tool.server.policy.mode === "auto" && isEligible(tool, tool.server.policy));
+    this.eviction = config.eviction === "lru" ? new Eviction() : undefined;
+    this.eviction?.use(firstRound);
   }
 
   /**
@@ -107,7 +114,7 @@ export class Toolset {
   async call(name: string, args: Record<string, unknown>): Promise<ToolResult> {
     if (this.closed !== undefined) return errorResult("this run is closed");
     if (name === DISCOVERY_NAME && this.discoveryRegistered) return this.search(args);
-    return execute(
+    const result = await execute(
       {
         active: this.active,
         connections: this.connections,
@@ -118,6 +125,9 @@ export class Toolset {
       name,
       args,
     );
+    const tool = this.active.get(name);
+    if (tool !== undefined && !result.isError) this.eviction?.use([tool]); // a call that succeeded is a use (EVC-3)
+    return result;
   }
 
   close(): Promise<void> {
@@ -129,23 +139,29 @@ export class Toolset {
     const request = parseDiscoveryArguments(args, new Set(this.servers.map((server) => server.id)));
     if (typeof request === "string") return errorResult(`Invalid search_mcp_tools arguments: ${request}. Nothing was activated.`);
     const activeBy = countBy([...this.active.values()]);
+    // With eviction, the tools that may make room count as room (EVC-5.3).
+    const evictable = this.eviction?.evictable(this.active.values()) ?? [];
     const activated = discover(request, {
       candidates: this.candidates,
       isActive: (tool) => this.active.has(tool.exposedName),
       activeOf: (tool) => activeBy.get(tool.server) ?? 0,
-      remainingCapacity: this.remainingCapacity(),
+      remainingCapacity: this.remainingCapacity() + evictable.length,
       ranker: this.ranker,
     });
+    const evicted = this.eviction?.makeRoom(this.active, evictable, activated.length, this.capacity.dynamic) ?? [];
     for (const tool of activated) this.active.set(tool.exposedName, tool);
+    this.eviction?.use(activated);
     const summary = {
       activated: activated.map((tool) => ({ name: tool.exposedName, description: tool.description })),
       activeCount: this.active.size,
       remainingCapacity: this.remainingCapacity(),
+      ...(evicted.length > 0 ? { evicted: evicted.map((tool) => ({ name: tool.exposedName })) } : {}),
     };
     const lines =
       activated.length === 0
         ? ["No matching tools could be activated; try other words, or other servers."]
         : ["Activated these tools; they are available on your next turn:", ...activated.map((tool) => `- ${tool.exposedName}: ${tool.description}`)];
+    lines.push(...evictedLines(evicted));
     lines.push(`Active MCP tools: ${summary.activeCount}; remaining capacity: ${summary.remainingCapacity}.`);
     return { content: [{ type: "text", text: lines.join("\n") }], isError: false, structuredContent: summary };
   }

@@ -32,6 +32,9 @@ export interface OpenParams {
   readonly callTimeoutSeconds: number;
   /** Starting a server and the MCP handshake (P22). Absent: the host's own limit, which it must have. */
   readonly connectTimeoutSeconds: number | undefined;
+  /** The optional profiles a run asks for (P37, P38); a host that does not claim one ignores it. */
+  readonly eviction: "lru" | undefined;
+  readonly refresh: boolean;
 }
 
 export interface ToolResult {
@@ -123,6 +126,8 @@ function openParams(params: Params): OpenParams {
     listTimeoutSeconds: params["listTimeoutSeconds"] as number | undefined,
     callTimeoutSeconds: (params["callTimeoutSeconds"] ?? DEFAULT_CALL_TIMEOUT_SECONDS) as number,
     connectTimeoutSeconds: params["connectTimeoutSeconds"] as number | undefined,
+    eviction: params["eviction"] as "lru" | undefined,
+    refresh: params["refresh"] === true,
   };
 }
 

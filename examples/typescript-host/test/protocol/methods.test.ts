@@ -69,6 +69,9 @@ test("run.open fills in the defaults of the params it leaves out", async () => {
     systemPrompt: "",
     listTimeoutSeconds: undefined,
     callTimeoutSeconds: DEFAULT_CALL_TIMEOUT_SECONDS,
+    connectTimeoutSeconds: undefined,
+    eviction: undefined,
+    refresh: false,
   });
 });
 

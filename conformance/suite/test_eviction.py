@@ -1,0 +1,357 @@
+"""Runs with eviction (EVC-*, profile ``eviction``): an active set that rolls within the dynamic
+capacity, least recently used first, with the gate and the definitions moving together.
+
+Every run here is opened with ``"eviction": "lru"`` (PROTOCOL.md P37). Its fleet is made for
+predictions: 93 base tools and the discovery tool leave a first round of exactly the two
+required tools and a dynamic capacity of 18, and each ``auto`` server has at most four
+tools, so that a discovery call scoped to it with the qualified name of one of them and a
+limit of 4 must activate that tool (DSC-5.8, EVC-5.3). An oracle follows the run step by
+step: what is active, when each tool was last used, and which tools are required.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from conformance import Run, Sut, clause
+from conformance.suite._fleets import Fleet, Fleets
+from conformance.suite._strategies import examples
+from conformance.suite._wire import (
+    DISCOVERY,
+    base_tools,
+    fail,
+    mcp_definitions,
+    names,
+    open_params,
+    portable,
+    result_text,
+    run,
+    structured,
+)
+from mock_servers import FleetSpec, ServerSpec, ToolSpec
+
+READ_ONLY = {"readOnlyHint": True}
+BASE = base_tools(93)
+#: 112 − 93 base tools − the discovery tool.
+CAPACITY = 18
+#: The servers whose tools discovery activates, their tools, and one with a cap of 2.
+ROLLING = ("s0", "s1", "s2", "s3", "s4", "s5")
+TOOLS = ("a", "b", "c", "d")
+CAPPED = "s5"
+REQUIRED = ("pin__keep", "fix__always")
+
+
+def _server(server_id: str, tools: Sequence[str]) -> ServerSpec:
+    explicit = tuple(
+        ToolSpec(name=t, description=f"Operation {t} of {server_id}.", annotations=READ_ONLY) for t in tools
+    )
+    return ServerSpec(id=server_id, tool_count=0, tools=explicit)
+
+
+SPEC = FleetSpec(
+    servers=(
+        *(_server(sid, TOOLS) for sid in ROLLING),
+        _server("pin", ("keep", "spare")),
+        _server("fix", ("always",)),
+    )
+)
+POLICIES: dict[str, dict[str, Any]] = {
+    CAPPED: {"maxActiveTools": 2},
+    "pin": {"pinnedTools": ["keep"]},
+    "fix": {"mode": "allowlist", "allowedTools": ["always"]},
+}
+CANDIDATES = (*(f"{sid}__{t}" for sid in ROLLING for t in TOOLS), "pin__spare")
+CAPS = {sid: int(POLICIES.get(sid, {}).get("maxActiveTools", 24)) for sid in (*ROLLING, "pin", "fix")}
+
+
+def eviction_params(fleet: Fleet) -> dict[str, Any]:
+    return {**open_params(fleet.with_policies(POLICIES), BASE), "eviction": "lru"}
+
+
+def server_of(name: str) -> str:
+    return name.split("__", 1)[0]
+
+
+@dataclass
+class Oracle:
+    """What a run with eviction must look like, step by step."""
+
+    case: dict[str, Any]
+    active: set[str] = field(default_factory=set)
+    last_use: dict[str, int] = field(default_factory=dict)
+    moment: int = 0
+    #: Successful calls the servers must have seen, per qualified name.
+    calls: dict[str, int] = field(default_factory=dict)
+    evicted_ever: set[str] = field(default_factory=set)
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+    def start(self, definitions: Sequence[Mapping[str, Any]]) -> None:
+        self.active = set(names(mcp_definitions(definitions, names(BASE))))
+        missing = [r for r in REQUIRED if r not in self.active]
+        if missing:
+            raise fail(("POL-6.2",), "required tools are not active when the run opens", observed=missing)
+        self.last_use = dict.fromkeys(self.active, 0)
+
+    def lru(self) -> list[str]:
+        """The evictable tools, least recently used first, ties by qualified name."""
+        return sorted((n for n in self.active if n not in REQUIRED), key=lambda n: (self.last_use[n], n))
+
+    def fail(self, sentence: str, message: str, *, expected: object = None, observed: object = None) -> Exception:
+        return fail(
+            (sentence,), message, expected=expected, observed=observed, case=self.case | {"steps": self.history}
+        )
+
+    async def discover(self, r: Run, target: str) -> dict[str, Any]:
+        sid = server_of(target)
+        args = {"query": target, "server_ids": [sid], "limit": 4}
+        before, lru = set(self.active), self.lru()
+        candidates = [n for n in CANDIDATES if server_of(n) == sid and n not in before]
+        server_room = CAPS[sid] - sum(server_of(n) == sid for n in before)
+        result = await r.call(DISCOVERY, args)
+        self.history.append({"discover": target, "result": structured(result)})
+        if result["isError"]:
+            raise self.fail("EVC-5.3", f"a discovery call for {target!r} failed", observed=result)
+        now = set(names(mcp_definitions(await r.definitions(), names(BASE))))
+        content = structured(result)
+        activated = [str(t.get("name")) for t in content.get("activated", [])]
+        evicted = [str(t.get("name")) for t in content.get("evicted") or []]
+        left = before - now
+        shown = sorted(set(evicted) & now)
+        if shown:
+            # Evicted from the gate but not from the definitions, or not evicted at all: the gate tells.
+            probe = await r.call(shown[0], {})
+            if probe["isError"]:
+                raise self.fail(
+                    "EVC-2.1",
+                    f"{shown[0]!r}, evicted (the gate refuses it), is still in the definitions",
+                    observed=shown,
+                )
+            raise self.fail(
+                "EVC-4.1" if left else "EVC-4.3",
+                f"the discovery result names {shown[0]!r} as evicted, but it is still active and runs",
+                observed=content,
+            )
+        if left & set(REQUIRED):
+            raise self.fail("EVC-3.1", "a required tool was evicted", observed=sorted(left & set(REQUIRED)))
+        self.check_budget(now)
+        if sorted(evicted) != sorted(left):
+            raise self.fail(
+                "EVC-4.1",
+                "the tools the discovery result says it evicted are not the tools that left the definitions",
+                expected=sorted(left),
+                observed=evicted,
+            )
+        if not activated and evicted:
+            raise self.fail("EVC-1.3", "a discovery call that activated nothing evicted tools", observed=evicted)
+        needed = max(0, len(activated) - (CAPACITY - len(before)))
+        if (needed == 0 and evicted) or len(evicted) < needed:
+            raise self.fail(
+                "EVC-1.2",
+                f"a call that activated {len(activated)} tools with room for {CAPACITY - len(before)} "
+                f"evicted {len(evicted)}",
+                expected=f"{needed} evicted" if needed == 0 else f"at least {needed} evicted",
+                observed=evicted,
+            )
+        self.check_order(lru, evicted)
+        text = result_text(result)
+        unnamed = [n for n in evicted if n not in text]
+        if unnamed:
+            raise self.fail(
+                "EVC-4.2", "the text of the discovery result does not name every evicted tool", observed=text
+            )
+        if target not in before and candidates and server_room >= len(candidates) and target not in activated:
+            sentence = "EVC-5.1" if target in self.evicted_ever else "EVC-5.3"
+            raise self.fail(
+                sentence,
+                f"discovery scoped to {sid!r} with the query {target!r} did not activate it with the capacity used up",
+                expected=target,
+                observed=content,
+            )
+        self.active = now
+        self.moment += 1
+        for name in activated:
+            self.last_use[name] = self.moment
+        for name in evicted:
+            self.last_use.pop(name, None)
+        self.evicted_ever |= left
+        return content
+
+    def check_budget(self, now: set[str]) -> None:
+        if len(now) > CAPACITY:
+            raise self.fail(
+                "EVC-1.1",
+                f"{len(now)} MCP tools are active, past the dynamic capacity of {CAPACITY}",
+                observed=sorted(now),
+            )
+        for sid, cap in CAPS.items():
+            count = sum(server_of(n) == sid for n in now)
+            if count > cap:
+                raise self.fail("EVC-5.2", f"server {sid!r} has {count} active tools, over its maxActiveTools of {cap}")
+
+    def check_order(self, lru: list[str], evicted: list[str]) -> None:
+        chosen = set(evicted)
+        kept = [n for n in lru if n not in chosen]
+        for name in evicted:
+            older = [k for k in kept if self.last_use[k] < self.last_use[name]]
+            if older:
+                raise self.fail(
+                    "EVC-3.2",
+                    f"{name!r} was evicted while {older[0]!r}, used less recently, stayed",
+                    expected=lru[: len(evicted)],
+                    observed=evicted,
+                )
+            tied = [k for k in kept if self.last_use[k] == self.last_use[name] and k < name]
+            if tied:
+                raise self.fail(
+                    "EVC-3.3",
+                    f"{name!r} was evicted before {tied[0]!r}, last used at the same moment and first by qualified name",
+                    expected=lru[: len(evicted)],
+                    observed=evicted,
+                )
+
+    async def call(self, r: Run, name: str) -> None:
+        result = await r.call(name, {})
+        self.history.append({"call": name, "isError": result["isError"]})
+        if name in self.active:
+            if result["isError"]:
+                raise self.fail("EVC-2.2", f"the active tool {name!r} did not run", observed=result)
+            self.calls[name] = self.calls.get(name, 0) + 1
+            self.moment += 1
+            self.last_use[name] = self.moment
+        elif not result["isError"]:
+            sentence = "EVC-2.2" if name in self.evicted_ever else "GATE-1.1"
+            raise self.fail(sentence, f"a call to {name!r}, which is not active, was not refused", observed=result)
+
+    def check_ledger(self, fleet: Fleet) -> None:
+        reached: dict[str, int] = {}
+        for event in fleet.ledger().calls():
+            qualified = f"{event['server']}__{event['name']}"
+            reached[qualified] = reached.get(qualified, 0) + 1
+        extra = {n: c for n, c in reached.items() if c > self.calls.get(n, 0)}
+        if extra:
+            raise self.fail(
+                "EVC-2.2",
+                "calls of tools that were not active reached their servers",
+                expected=self.calls,
+                observed=portable(fleet.ledger().calls()),
+            )
+
+
+Step = tuple[str, str]
+steps = st.lists(st.tuples(st.sampled_from(("discover", "discover", "call")), st.sampled_from(CANDIDATES)), max_size=40)
+FILL = [("discover", f"{sid}__a") for sid in ROLLING[:4]] + [("discover", "pin__spare")]
+
+
+async def play(sut: Sut, fleet: Fleet, walk: Sequence[Step]) -> Oracle:
+    """Open a run with eviction on ``fleet`` and take ``walk``, checking every step."""
+    oracle = Oracle(fleet.describe() | {"open": {"eviction": "lru", "baseTools": len(BASE)}})
+    async with sut.open(eviction_params(fleet)) as r:
+        oracle.start(await r.definitions())
+        for kind, name in walk:
+            if kind == "discover":
+                await oracle.discover(r, name)
+            else:
+                await oracle.call(r, name)
+        request = await r.request()
+        if len(request) > 112:
+            raise oracle.fail("EVC-1.1", f"a request of a run with eviction carries {len(request)} definitions")
+    oracle.check_ledger(fleet)
+    return oracle
+
+
+@clause(
+    "EVC-1.1",
+    "EVC-1.2",
+    "EVC-1.3",
+    "EVC-2.1",
+    "EVC-2.2",
+    "EVC-3.1",
+    "EVC-3.2",
+    "EVC-3.3",
+    "EVC-4.1",
+    "EVC-4.2",
+    "EVC-4.3",
+    "EVC-5.1",
+    "EVC-5.2",
+    "EVC-5.3",
+)
+@examples(6)
+@given(steps)
+@example(walk=[("discover", "s4__a"), ("call", "s0__b"), ("discover", "s0__a"), ("discover", "s5__a")])
+def test_a_run_with_eviction_rolls_its_active_set_as_the_oracle_says(
+    sut: Sut, fleets: Fleets, walk: list[Step]
+) -> None:
+    """Whatever the discovery calls and the calls of tools, each step keeps the budgets, evicts
+    what the oracle predicts (or more, least recently used first), says so, and the gate and the
+    definitions follow; at the end no call of a tool that was not active reached its server."""
+    with fleets.serve(SPEC, POLICIES) as fleet:
+        run(play(sut, fleet, [*FILL, *walk]))
+
+
+@clause(
+    "EVC-1.1",
+    "EVC-1.2",
+    "EVC-1.3",
+    "EVC-2.1",
+    "EVC-2.2",
+    "EVC-3.1",
+    "EVC-3.2",
+    "EVC-3.3",
+    "EVC-4.1",
+    "EVC-4.2",
+    "EVC-4.3",
+    "EVC-5.1",
+    "EVC-5.2",
+    "EVC-5.3",
+)
+def test_the_least_recently_used_goes_first_and_comes_back_when_found_again(sut: Sut, fleets: Fleets) -> None:
+    """Four servers' tools and one more fill the run; a call keeps a tool; the next discovery
+    calls evict the others by last use, ties by qualified name; an evicted tool is refused,
+    and found again; a call that activates nothing evicts nothing; a server's cap holds."""
+    walk: list[Step] = [
+        ("call", "s1__a"),  # used: the other tools of s1 go before it
+        ("discover", "s4__a"),
+        ("call", "s0__b"),  # evicted by now: refused, and never reaches its server
+        ("discover", "s3__a"),  # s3 has no candidate left: nothing activated, nothing evicted
+        ("discover", "s0__a"),  # evicted when pin__spare came: found again
+        ("call", "s0__a"),
+        ("discover", "s5__a"),  # at most 2 of s5, its maxActiveTools
+    ]
+    with fleets.serve(SPEC, POLICIES) as fleet:
+        oracle = run(play(sut, fleet, [*FILL, *walk]))
+    if not oracle.evicted_ever:
+        raise oracle.fail("EVC-5.3", "a run filled past its dynamic capacity evicted nothing")
+
+
+@clause("EVC-3.4")
+def test_the_same_run_given_the_same_calls_evicts_the_same_tools(sut: Sut, fleets: Fleets) -> None:
+    walk: list[Step] = [*FILL, ("call", "s2__c"), ("discover", "s4__a"), ("discover", "s5__a"), ("discover", "s0__a")]
+
+    async def evictions_of(fleet: Fleet) -> list[Any]:
+        said = []
+        async with sut.open(eviction_params(fleet)) as r:
+            for kind, name in walk:
+                if kind == "call":
+                    await r.call(name, {})
+                else:
+                    result = await r.call(DISCOVERY, {"query": name, "server_ids": [server_of(name)], "limit": 4})
+                    said.append(structured(result).get("evicted"))
+        return said
+
+    evictions = []
+    for _ in range(2):
+        with fleets.serve(SPEC, POLICIES) as fleet:
+            evictions.append(run(evictions_of(fleet)))
+    if evictions[0] != evictions[1]:
+        raise fail(
+            ("EVC-3.4",),
+            "two runs given the same calls evicted different tools",
+            expected=evictions[0],
+            observed=evictions[1],
+            case={"steps": walk},
+        )

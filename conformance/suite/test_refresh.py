@@ -1,0 +1,368 @@
+"""Runs with refresh (RFR-*, profile ``refresh``): the catalog follows each server's
+``notifications/tools/list_changed`` through the same policy, gate and budgets.
+
+Every run here is opened with ``"refresh": true`` (PROTOCOL.md P38) on a fleet whose servers
+serve live catalogs. A check changes a server's tools through the fleet, waits until the
+server has been listed again (every page, from the first) or has refused a listing, and only
+then asks the run anything (P39): no check sleeps. Each server has few tools, all active from
+the first round, so that a discovery call scoped to a server with the qualified name of its
+one candidate must activate it (DSC-5.8).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from conformance import Nonconformance, Run, Sut, clause
+from conformance.suite._fleets import Fleet, Fleets
+from conformance.suite._wire import (
+    DISCOVERY,
+    activated,
+    fail,
+    mcp_definitions,
+    names,
+    open_params,
+    portable,
+    run,
+)
+from mock_servers import FleetSpec, ServerSpec, ToolSpec
+
+READ_ONLY = {"readOnlyHint": True}
+#: How long a server may wait to be listed again after a change (PROTOCOL.md P39).
+RELIST_SECONDS = 10.0
+
+
+def _server(server_id: str, *tools: ToolSpec, page_size: int = 50) -> ServerSpec:
+    return ServerSpec(id=server_id, tool_count=0, tools=tools, page_size=page_size, list_changed=True)
+
+
+def _tool(name: str, description: str = "", annotations: Mapping[str, Any] | None = READ_ONLY) -> ToolSpec:
+    return ToolSpec(
+        name=name, description=description or f"The {name.replace('_', ' ')} tool.", annotations=annotations
+    )
+
+
+SPEC = FleetSpec(
+    servers=(
+        # One tool per page: a refresh must follow every cursor (RFR-1.1).
+        _server("docs", _tool("get_page"), _tool("list_pages"), page_size=1),
+        _server("ro", _tool("read_log"), _tool("tail_log"), _tool("peek_log", annotations=None)),
+        _server("fixed", _tool("a"), _tool("b")),
+        _server("guarded", _tool("archive_table"), _tool("list_tables")),
+        _server("flaky", _tool("x"), _tool("y")),
+        _server("noisy", _tool("n1"), _tool("n2")),
+    )
+)
+POLICIES: dict[str, dict[str, Any]] = {
+    "ro": {"sideEffects": "readOnly"},
+    "fixed": {"mode": "all", "maxActiveTools": 2},
+    "guarded": {"deniedTools": ["drop_table"]},
+}
+
+
+class Refreshing:
+    """A run with refresh on the live fleet, and what the checks ask of it."""
+
+    def __init__(self, fleet: Fleet, r: Run) -> None:
+        self.fleet = fleet
+        self.run = r
+        self.changes: list[dict[str, Any]] = []
+
+    @property
+    def case(self) -> dict[str, Any]:
+        return self.fleet.describe() | {"open": {"refresh": True}, "changes": self.changes}
+
+    def fail(self, sentence: str, message: str, *, expected: object = None, observed: object = None) -> Exception:
+        return fail((sentence,), message, expected=expected, observed=observed, case=self.case)
+
+    async def change(self, server_id: str, change: Mapping[str, Any], *, outcome: str = "complete") -> None:
+        """Change a server's tools and wait until the run has listed it again (or failed to)."""
+        self.changes.append({"server": server_id, **change})
+        catalog = await self.fleet.change_tools(server_id, change)
+        listed = await self.fleet.relisted(server_id, catalog, RELIST_SECONDS)
+        if listed == "timeout":
+            raise self.fail(
+                "RFR-1.1",
+                f"server {server_id!r} sent notifications/tools/list_changed and was not listed again, every "
+                f"page from the first, within {RELIST_SECONDS:g} s",
+                observed=portable(self.fleet.ledger().of("tools_listed", server_id)[-3:]),
+            )
+        if listed != outcome:
+            raise AssertionError(f"the fleet's listing of {server_id!r} ended {listed!r}, not {outcome!r}")
+
+    async def active(self) -> list[str]:
+        return names(mcp_definitions(await self.run.definitions(), []))
+
+    async def discover(self, qualified: str) -> list[str]:
+        server_id = qualified.split("__", 1)[0]
+        result = await self.run.call(DISCOVERY, {"query": qualified, "server_ids": [server_id], "limit": 12})
+        return activated(result)
+
+    def calls_since(self, qualified: str, start: int) -> list[dict[str, Any]]:
+        server_id, name = qualified.split("__", 1)
+        return self.fleet.ledger().calls(server_id, name)[start:]
+
+    async def gone(self, qualified: str, *, still: str, reached: str, found: str) -> None:
+        """A tool a refresh took out: absent from the definitions, refused without reaching its
+        server, never found by discovery. Each way it is not fails the sentence given for it."""
+        start = len(self.fleet.ledger().calls(*qualified.split("__", 1)))
+        listed = qualified in await self.active()
+        result = await self.run.call(qualified, {})
+        calls = self.calls_since(qualified, start)
+        if listed and calls:
+            raise self.fail(still, f"{qualified!r} is still active after the refresh: listed, and its calls run")
+        if listed:
+            raise self.fail(
+                "RFR-1.3",
+                f"the definitions still list {qualified!r}, which the gate refuses after the refresh",
+                observed=result,
+            )
+        if calls or not result["isError"]:
+            raise self.fail(
+                reached, f"a call to {qualified!r}, which the refresh took out, reached its server", observed=result
+            )
+        activated_now = await self.discover(qualified)
+        if qualified in activated_now:
+            raise self.fail(found, f"discovery activated {qualified!r}, which the refresh took out")
+
+
+def _refreshing(sut: Sut, fleet: Fleet) -> Any:
+    return sut.open({**open_params(fleet.with_policies(POLICIES)), "refresh": True})
+
+
+def _serve(fleets: Fleets) -> Any:
+    return fleets.serve(SPEC, POLICIES)
+
+
+@clause("RFR-1.1", "RFR-1.3", "RFR-2.1", "RFR-2.2", "RFR-2.3")
+def test_a_tool_the_server_removed_leaves_the_definitions_the_gate_and_discovery(sut: Sut, fleets: Fleets) -> None:
+    async def body(fleet: Fleet) -> None:
+        async with _refreshing(sut, fleet) as r:
+            live = Refreshing(fleet, r)
+            if "docs__get_page" not in await live.active():
+                raise AssertionError("the first round of this fleet activates every tool of docs")
+            await live.change("docs", {"remove": ["get_page"]})
+            await live.gone("docs__get_page", still="RFR-2.1", reached="RFR-2.2", found="RFR-2.3")
+
+    with _serve(fleets) as fleet:
+        run(body(fleet))
+
+
+@clause("RFR-1.1", "RFR-1.2", "RFR-3.2", "RFR-3.3")
+def test_a_new_tool_is_found_by_the_next_discovery_and_only_then_active(sut: Sut, fleets: Fleets) -> None:
+    """A tool added on a later page is in the catalog, not activated, found by discovery, then
+    runs; a second change (its description) replaces the first listing too."""
+
+    async def body(fleet: Fleet) -> None:
+        async with _refreshing(sut, fleet) as r:
+            live = Refreshing(fleet, r)
+            await live.change("docs", {"add": [{"name": "search_pages", "description": "Search pages."}]})
+            if "docs__search_pages" in await live.active():
+                raise live.fail("RFR-3.3", "the refresh activated a new tool that its policy does not require")
+            found = await live.discover("docs__search_pages")
+            if "docs__search_pages" not in found:
+                raise live.fail(
+                    "RFR-3.2",
+                    "a discovery call scoped to docs with the qualified name of its one candidate, added by the "
+                    "server, did not activate it",
+                    expected=["docs__search_pages"],
+                    observed=found,
+                )
+            result = await r.call("docs__search_pages", {})
+            if result["isError"]:
+                raise live.fail("RFR-3.2", "the new tool, activated by discovery, did not run", observed=result)
+            await live.change("docs", {"update": [{"name": "search_pages", "description": "Find pages by words."}]})
+            [shown] = [d for d in await r.definitions() if d["name"] == "docs__search_pages"] or [None]
+            if shown is None or shown["description"] != "Find pages by words.":
+                raise live.fail(
+                    "RFR-1.2",
+                    "after a second change the definitions read an earlier listing of the server",
+                    expected="Find pages by words.",
+                    observed=shown,
+                )
+
+    with _serve(fleets) as fleet:
+        run(body(fleet))
+
+
+@clause("RFR-1.1", "RFR-3.1")
+def test_a_new_tool_its_policy_does_not_admit_is_never_active_found_or_run(sut: Sut, fleets: Fleets) -> None:
+    async def body(fleet: Fleet) -> None:
+        async with _refreshing(sut, fleet) as r:
+            live = Refreshing(fleet, r)
+            await live.change("guarded", {"add": [{"name": "drop_table", "description": "Drop a table."}]})
+            await live.change("ro", {"add": [{"name": "purge_log", "description": "Purge the log."}]})
+            for qualified in ("guarded__drop_table", "ro__purge_log"):
+                if qualified in await live.active() or qualified in await live.discover(qualified):
+                    raise live.fail("RFR-3.1", f"{qualified!r}, which its policy excludes, became active")
+                result = await r.call(qualified, {})
+                if not result["isError"] or live.calls_since(qualified, 0):
+                    raise live.fail("RFR-3.1", f"{qualified!r}, which its policy excludes, ran", observed=result)
+
+    with _serve(fleets) as fleet:
+        run(body(fleet))
+
+
+@clause("RFR-1.1", "RFR-4.1")
+def test_a_changed_definition_replaces_the_old_one_in_the_next_definitions(sut: Sut, fleets: Fleets) -> None:
+    schema = {"type": "object", "properties": {"space": {"type": "string"}}, "required": ["space"]}
+
+    async def body(fleet: Fleet) -> None:
+        async with _refreshing(sut, fleet) as r:
+            live = Refreshing(fleet, r)
+            if "docs__list_pages" not in names(await r.definitions()):
+                raise AssertionError("the first round of this fleet activates every tool of docs")
+            edit = {"name": "list_pages", "description": "List the pages of a space.", "input_schema": schema}
+            await live.change("docs", {"update": [edit]})
+            [shown] = [d for d in await r.definitions() if d["name"] == "docs__list_pages"] or [None]
+            expected = {"description": "List the pages of a space.", "inputSchema": schema}
+            if shown is None or {k: shown.get(k) for k in expected} != expected:
+                raise live.fail(
+                    "RFR-4.1", "the definition of a changed tool is not the new one", expected=expected, observed=shown
+                )
+
+    with _serve(fleets) as fleet:
+        run(body(fleet))
+
+
+@clause("RFR-1.1", "RFR-1.3", "RFR-4.2")
+def test_a_tool_that_lost_its_read_only_mark_leaves_a_read_only_server(sut: Sut, fleets: Fleets) -> None:
+    async def body(fleet: Fleet) -> None:
+        async with _refreshing(sut, fleet) as r:
+            live = Refreshing(fleet, r)
+            await live.change("ro", {"update": [{"name": "tail_log", "annotations": {"readOnlyHint": False}}]})
+            await live.gone("ro__tail_log", still="RFR-4.2", reached="RFR-4.2", found="RFR-4.2")
+
+    with _serve(fleets) as fleet:
+        run(body(fleet))
+
+
+@clause("RFR-1.1", "RFR-1.3", "RFR-4.3", "RFR-4.4")
+def test_a_renamed_tool_is_judged_under_its_new_name(sut: Sut, fleets: Fleets) -> None:
+    """``archive_table`` renamed ``drop_table``, a denied name: gone under both names; a tool
+    that gains its read-only mark on a read-only server becomes a candidate."""
+
+    async def body(fleet: Fleet) -> None:
+        async with _refreshing(sut, fleet) as r:
+            live = Refreshing(fleet, r)
+            await live.change("guarded", {"rename": [{"from": "archive_table", "to": "drop_table"}]})
+            for qualified in ("guarded__archive_table", "guarded__drop_table"):
+                await live.gone(qualified, still="RFR-4.3", reached="RFR-4.3", found="RFR-4.3")
+            if "ro__peek_log" in await live.active():
+                raise AssertionError("a tool without readOnlyHint is active on a read-only server")
+            await live.change("ro", {"update": [{"name": "peek_log", "annotations": {"readOnlyHint": True}}]})
+            found = await live.discover("ro__peek_log")
+            if "ro__peek_log" not in found:
+                raise live.fail(
+                    "RFR-4.4", "a tool that gained readOnlyHint: true is not a discovery candidate", observed=found
+                )
+
+    with _serve(fleets) as fleet:
+        run(body(fleet))
+
+
+@clause("RFR-1.1", "RFR-3.4", "RFR-3.5")
+def test_a_new_required_tool_is_activated_where_it_fits_and_reported_where_not(sut: Sut, fleets: Fleets) -> None:
+    """``fixed`` is in ``all`` mode with ``maxActiveTools`` 2: a tool replacing one fits, a
+    third does not."""
+
+    async def body(fleet: Fleet) -> None:
+        async with _refreshing(sut, fleet) as r:
+            live = Refreshing(fleet, r)
+            await live.change("fixed", {"remove": ["b"], "add": [{"name": "c", "annotations": READ_ONLY}]})
+            if "fixed__c" not in await live.active():
+                raise live.fail("RFR-3.4", "a new required tool with room for it was not activated")
+            await live.change("fixed", {"add": [{"name": "d", "annotations": READ_ONLY}]})
+            active = [n for n in await live.active() if n.startswith("fixed__")]
+            if len(active) > 2 or "fixed__d" in active:
+                raise live.fail(
+                    "RFR-3.5", "a required tool a refresh brought took fixed past its maxActiveTools", observed=active
+                )
+            notices = await r.notices()
+            told = [
+                n for n in notices if n.get("kind") == "required_tool_inactive" and "fixed__d" in n.get("tools", [])
+            ]
+            if not told:
+                raise live.fail(
+                    "RFR-3.5",
+                    "a required tool left inactive for want of room is not in the run's notices",
+                    expected={"kind": "required_tool_inactive", "server": "fixed", "tools": ["fixed__d"]},
+                    observed=notices,
+                )
+
+    with _serve(fleets) as fleet:
+        run(body(fleet))
+
+
+@clause("RFR-1.1", "RFR-5.1")
+def test_a_storm_of_notifications_leaves_the_run_following_the_server(sut: Sut, fleets: Fleets) -> None:
+    """300 notifications at once; then the run answers, has the server's last listing, and
+    follows its next change."""
+
+    async def body(fleet: Fleet) -> None:
+        async with _refreshing(sut, fleet) as r:
+            live = Refreshing(fleet, r)
+            await live.change("noisy", {"add": [{"name": "n3", "annotations": READ_ONLY}], "notify": 300})
+            if "noisy__n3" not in await live.discover("noisy__n3"):
+                raise live.fail(
+                    "RFR-5.1", "after a storm of notifications the catalog is not the server's last listing"
+                )
+            try:
+                await live.change("noisy", {"remove": ["n1"]})
+            except Nonconformance as exc:
+                raise live.fail(
+                    "RFR-5.1", f"after a storm of notifications the run no longer follows the server: {exc.message}"
+                ) from None
+            if "noisy__n1" in await live.active():
+                raise live.fail("RFR-5.1", "after a storm of notifications a removed tool stays active")
+
+    with _serve(fleets) as fleet:
+        run(body(fleet))
+
+
+@clause("RFR-1.1", "RFR-5.2", "RFR-5.3", "RFR-5.4")
+def test_a_server_that_fails_to_list_again_is_kept_or_dropped_whole(sut: Sut, fleets: Fleets) -> None:
+    """``flaky`` adds a tool and then refuses every listing: it keeps its last good catalog or
+    loses all its tools, the other servers keep theirs, and the run says which."""
+
+    async def body(fleet: Fleet) -> None:
+        async with _refreshing(sut, fleet) as r:
+            live = Refreshing(fleet, r)
+            before = await live.active()
+            await live.change(
+                "flaky", {"add": [{"name": "z", "annotations": READ_ONLY}], "list_error": True}, outcome="error"
+            )
+            after = await live.active()
+            others = sorted(n for n in set(before) ^ set(after) if not n.startswith("flaky__"))
+            works = await r.call("docs__list_pages", {})
+            if others or works["isError"]:
+                raise live.fail(
+                    "RFR-5.2", "a failed listing of flaky changed the run's other servers", observed=others or works
+                )
+            flaky = sorted(n for n in after if n.startswith("flaky__"))
+            outcomes = {q: await r.call(q, {}) for q in ("flaky__x", "flaky__y", "flaky__z")}
+            ran = sorted(q for q, result in outcomes.items() if not result["isError"])
+            found = await live.discover("flaky__x")
+            kept = flaky == ["flaky__x", "flaky__y"] and ran == flaky
+            dropped = not flaky and not ran and not found
+            if not (kept or dropped):
+                raise live.fail(
+                    "RFR-5.3",
+                    "after its failed listing flaky neither kept its last good catalog nor lost all its tools",
+                    expected="active and running: flaky__x and flaky__y, or none of them",
+                    observed={"listed": flaky, "ran": ran, "found": found},
+                )
+            notices = await r.notices()
+            said = {n.get("kind") for n in notices if n.get("server") == "flaky"}
+            expected = "listing_failed_kept" if kept else "listing_failed_dropped"
+            if expected not in said:
+                raise live.fail(
+                    "RFR-5.4",
+                    "the run does not say in its notices what became of flaky after its failed listing",
+                    expected={"kind": expected, "server": "flaky"},
+                    observed=notices,
+                )
+
+    with _serve(fleets) as fleet:
+        run(body(fleet))
