@@ -11,8 +11,17 @@ of ``reference_impl`` finds the mutated copy in ``mutants/``). Steps:
    numbers and the lexical formula live) is mutated here with mutmut's own operators, plus
    ``n - 1`` for every integer, and each such mutant is run against every suite test that
    reaches the reference.
-3. ``MUTATION.md`` is written from the results and from ``scripts/mutation-verdicts.toml``:
-   the survivors judged equivalent (with the reason) and those awaiting a check.
+3. Every mutant that survives in process runs again through the driver (``--sut-cmd``, the
+   stdio shell in a process of its own that inherits the mutant): the protocol checks,
+   which skip in process, and the tests that reach its function, with replies crossing
+   the wire and checked against the protocol's schemas. The driver's profile claims are
+   also run with a ranker that is not lexical.
+4. ``MUTATION.md`` is written from the results and from ``scripts/mutation-verdicts.toml``:
+   the survivors judged equivalent (with the reason) and those awaiting a check. A verdict
+   holds for the suite, SPEC.md and mutated function it was judged against:
+   ``scripts/mutation-verified.json`` records, for each survivor judged equivalent, the
+   fingerprints of the three when the mutant last survived them, and ``--resume`` runs
+   again every mutant whose record is stale.
 """
 
 from __future__ import annotations
@@ -21,8 +30,10 @@ import argparse
 import contextlib
 import difflib
 import fnmatch
+import hashlib
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -30,7 +41,7 @@ import sys
 import time
 import tomllib
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,7 +50,11 @@ ROOT = Path(__file__).resolve().parent.parent
 MUTANTS = ROOT / "mutants"
 VERDICTS = ROOT / "scripts" / "mutation-verdicts.toml"
 REPORT = ROOT / "MUTATION.md"
+VERIFIED = ROOT / "scripts" / "mutation-verified.json"
 EXTRA_RESULTS = MUTANTS / "extra-results.json"
+DRIVER_RESULTS = MUTANTS / "driver-results.json"
+#: When each in-process result was established: the fingerprints it was run against.
+PROCESS_RUNS = MUTANTS / "process-runs.json"
 LOGS = MUTANTS / "logs"
 
 #: The modules behind SPEC.md's clauses, in the order the report lists them; the section
@@ -66,7 +81,37 @@ SUITE_ARGS = (
     "--conformance-thoroughness", "quick", "--conformance-shrink-time", "0",
 )  # fmt: skip
 
+#: The same suite through the stdio driver; the command is completed with the ranker.
+DRIVER_ARGS = (
+    "-p", "conformance.plugin", "-c", "conformance/suite/pytest.ini",
+    "--hypothesis-seed", "0", "--conformance-thoroughness", "quick", "--conformance-shrink-time", "0",
+)  # fmt: skip
+#: The checks of the driver protocol itself, which skip in process.
+PROTOCOL_TESTS = ("conformance/suite/test_protocol.py",)
+#: Profile claims depend on the ranker a driver runs with: mutants of these functions are
+#: also run with a ranker that is not lexical, against the checks of the lexical profile.
+RANKER_DEPENDENT = ("reference_impl.driver._session.xǁReferenceDriverǁinitialize__mutmut_*",)
+LEXICAL_TESTS = (
+    "conformance/suite/test_ranking.py",
+    # RNK-9.1: whatever the ranker, the claims include `core`.
+    "conformance/suite/test_protocol.py::test_initialize_claims_the_core_profile",
+)
+#: The module whose mutants the protocol checks are run against: the driver session, where
+#: params are checked and outcomes become replies. The other modules run the same code in
+#: process and through the driver.
+PROTOCOL_MODULE = "reference_impl/driver/_session.py"
+#: In-process seconds of the tests reaching a mutant's function that its driver run takes
+#: on, fastest first (at least one): the in-process run has run them all already; through
+#: the driver they add the wire (framing, reply schemas, the stdio shell).
+DRIVER_TEST_SECONDS = 60.0
+#: A driver run past this many times its expected seconds (the protocol checks as the clean
+#: run took them, plus its tests at in-process speed), and past a minute more, is stopped.
+#: That is the suite being slow, not the mutant hanging (a hang fails the suite's per-request
+#: time-out, a kill): its result is "over budget", left for `--resume`.
+DRIVER_SLACK = 4.0
+
 KILLED, SURVIVED, TIMEOUT, NOT_RUN = "killed", "survived", "timed out", "not run"
+OVER_BUDGET = "over budget"
 #: mutmut's exit codes: 33 means no suite test reaches the function (a survivor); the
 #: signals are its CPU and wall-time limits.
 _STATUS = {0: SURVIVED, 1: KILLED, 3: KILLED, 33: SURVIVED, 36: TIMEOUT, 24: TIMEOUT, -24: TIMEOUT}
@@ -121,10 +166,11 @@ def _skip_prose(operator: Any) -> Any:
     return operator_string
 
 
-def run_mutmut(jobs: int, log: Path) -> None:
+def run_mutmut(jobs: int, log: Path, only: Sequence[str] = ()) -> None:
+    """mutmut on every mutant, or on those whose names match a pattern of ``only``."""
     env = os.environ | {"PYTHONPATH": str(MUTANTS)}
     env.pop("MUTANT_UNDER_TEST", None)
-    cmd = [sys.executable, __file__, "--as-mutmut", "run", "--max-children", str(jobs)]
+    cmd = [sys.executable, __file__, "--as-mutmut", "run", "--max-children", str(jobs), *only]
     with log.open("w") as out:
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         try:
@@ -144,7 +190,7 @@ def run_mutmut(jobs: int, log: Path) -> None:
 
 
 def progress_line() -> str:
-    parts = []
+    parts: list[str] = []
     for path, _ in MODULES:
         codes = mutmut_results(path)
         done = sum(1 for c in codes.values() if c is not None)
@@ -239,60 +285,55 @@ def _changed_line(before: str, after: str) -> str | None:
     return " ".join(added) if added else None
 
 
-def run_extras(jobs: int, equivalent: dict[str, str]) -> None:
-    """Run every extra mutant in a copy of the tree of its own, ``jobs`` at a time."""
+def run_extras(jobs: int, rerun: Any, prints: Fingerprints, only: Sequence[str] = ()) -> None:
+    """Run every extra mutant (or those matching ``only``) in a copy of the tree of its own,
+    ``jobs`` at a time.
+
+    ``rerun(name, status)`` tells whether a result from an earlier run must be run again.
+    """
     stats = json.loads((MUTANTS / "mutmut-stats.json").read_text())
     durations: dict[str, float] = stats["duration_by_test"]
     reaching = set().union(*map(set, stats["tests_by_mangled_function_name"].values()))
     tests = sorted(reaching, key=lambda t: durations.get(t, 0.0))
     budget = 15 * (sum(durations.get(t, 0.0) for t in tests) + 1)
-    # On --resume, a mutant killed before stays killed: checks are only ever added.
-    results: dict[str, dict[str, Any]] = json.loads(EXTRA_RESULTS.read_text()) if EXTRA_RESULTS.exists() else {}
-    results = {
-        name: r for name, r in results.items() if r["status"] != SURVIVED or _verdict(name, equivalent) is not None
-    }
+    results: dict[str, dict[str, Any]] = load_json(EXTRA_RESULTS)
+    results = {name: r for name, r in results.items() if not rerun(name, r["status"])}
     # The core modules' numbers first: the lexical weights are many, and a run cut short
     # should still have judged the budgets.
     section = dict(MODULES)
-    extras = sorted((e for e in extra_mutants() if e.name not in results), key=lambda e: section[e.path] == "lexical")
+    extras = sorted(
+        (e for e in extra_mutants() if e.name not in results and selected(e.name, only)),
+        key=lambda e: section[e.path] == "lexical",
+    )
     say(f"extra mutants: {len(extras)} (module constants and @property bodies), {len(tests)} tests each at most")
+    if not extras:
+        return
     trees = [_copy_tree(MUTANTS / "extra" / f"tree-{i}") for i in range(jobs)]
     clean = _start(trees[0], tests[:3])
     if clean.wait() != 0:
         sys.exit(f"the suite does not pass on an unmutated copy of the tree ({trees[0]})")
-    pending = list(extras)
-    running: dict[int, tuple[Extra, subprocess.Popen[bytes], float]] = {}
-    while pending or running:
-        while pending and len(running) < jobs:
-            slot = next(i for i in range(jobs) if i not in running)
-            extra = pending.pop(0)
-            (trees[slot] / extra.path).write_text(extra.source)
-            running[slot] = (extra, _start(trees[slot], tests), time.monotonic())
-        time.sleep(0.5)
-        for slot, (extra, proc, started) in list(running.items()):
-            elapsed = time.monotonic() - started
-            if proc.poll() is None and elapsed < budget:
-                continue
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-                status = TIMEOUT
-            else:
-                status = SURVIVED if proc.returncode == 0 else KILLED
-            shutil.copy2(ROOT / extra.path, trees[slot] / extra.path)
-            del running[slot]
-            results[extra.name] = {
-                "path": extra.path,
-                "status": status,
-                "line": extra.line,
-                "before": extra.before,
-                "after": extra.after,
-                "seconds": round(elapsed, 1),
-            }
-            EXTRA_RESULTS.write_text(json.dumps(results, indent=1, ensure_ascii=False))
-            done = len(results)
-            if status != KILLED or done % 10 == 0:
-                say(f"extra {done}/{len(extras)}: {extra.name} {status} ({elapsed:.0f} s)")
+
+    def start(slot: int, extra: Extra) -> subprocess.Popen[bytes]:
+        (trees[slot] / extra.path).write_text(extra.source)
+        return _start(trees[slot], tests)
+
+    def finish(slot: int, extra: Extra, status: str, elapsed: float) -> None:
+        shutil.copy2(ROOT / extra.path, trees[slot] / extra.path)
+        results[extra.name] = {
+            "path": extra.path,
+            "status": status,
+            "line": extra.line,
+            "before": extra.before,
+            "after": extra.after,
+            "seconds": round(elapsed, 1),
+            "fingerprint": prints.of(extra.name).as_dict(),
+        }
+        save_json(EXTRA_RESULTS, results)
+        done = len(results)
+        if status != KILLED or done % 10 == 0:
+            say(f"extra {done}/{len(extras)}: {extra.name} {status} ({elapsed:.0f} s)")
+
+    _pool(list(extras), {}, jobs, start, finish, lambda _extra: budget)
 
 
 def _copy_tree(target: Path) -> Path:
@@ -311,6 +352,296 @@ def _start(tree: Path, tests: Sequence[str]) -> subprocess.Popen[bytes]:
     )
 
 
+# --- what a result was established against ------------------------------------------
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """What a mutant's result depends on: the suite, the specification, the mutated code."""
+
+    suite: str
+    spec: str
+    function: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"suite": self.suite, "spec": self.spec, "function": self.function}
+
+
+def _digest(paths: Sequence[Path]) -> str:
+    h = hashlib.sha256()
+    for path in sorted(paths):
+        h.update(str(path.relative_to(ROOT)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def suite_digest() -> str:
+    """The killer: everything in ``conformance`` that runs or is read during a run, and how
+    this script chooses what runs (a driver run given more tests may kill more)."""
+    package = ROOT / "conformance"
+    files = [
+        p
+        for p in package.rglob("*")
+        if p.is_file() and p.suffix in {".py", ".json", ".ini"} and "__pycache__" not in p.parts
+    ]
+    choices = (SUITE_ARGS, DRIVER_ARGS, PROTOCOL_TESTS, PROTOCOL_MODULE, RANKER_DEPENDENT, LEXICAL_TESTS)
+    h = hashlib.sha256(_digest(files).encode())
+    h.update(repr((*choices, DRIVER_TEST_SECONDS)).encode())
+    return h.hexdigest()[:12]
+
+
+def spec_digest() -> str:
+    return _digest([ROOT / "conformance" / "SPEC.md", ROOT / "conformance" / "PROTOCOL.md"])
+
+
+def owner_of(name: str) -> tuple[str, str]:
+    """The module file of a mutant and the name of what it mutates in it (a function, a
+    method ``Class.method``, a property, or a module constant)."""
+    stem = name.rsplit("__mutmut_", 1)[0] if "__mutmut_" in name else name.rsplit("__extra_", 1)[0]
+    module, _, mangled = stem.rpartition(".")
+    if "\u01c1" in mangled:  # mutmut's x«Class«method
+        _, cls, method = mangled.split("\u01c1")
+        target = f"{cls}.{method}"
+    elif mangled.startswith("x_") and "__mutmut_" in name:
+        target = mangled[2:]
+    else:
+        target = mangled
+    return module.replace(".", "/") + ".py", target
+
+
+def source_of(path: str, target: str) -> str:
+    """The source text of ``target`` in the unmutated module, or "" when it is gone."""
+    import ast
+
+    code = (ROOT / path).read_text()
+    tree = ast.parse(code)
+    scopes: list[ast.AST] = [tree]
+    *outer, last = target.split(".")
+    for part in outer:
+        found = [
+            n for scope in scopes for n in ast.iter_child_nodes(scope) if isinstance(n, ast.ClassDef) and n.name == part
+        ]
+        if not found:
+            return ""
+        scopes = list(found)
+    for scope in scopes:
+        for node in ast.iter_child_nodes(scope):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name == last:
+                return ast.get_source_segment(code, node) or ""
+            if isinstance(node, ast.Assign | ast.AnnAssign):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if any(isinstance(t, ast.Name) and t.id == last for t in targets):
+                    return ast.get_source_segment(code, node) or ""
+    return ""
+
+
+class Fingerprints:
+    """The current fingerprint of any mutant, computed once per mutated function."""
+
+    def __init__(self) -> None:
+        self.suite, self.spec = suite_digest(), spec_digest()
+        self._functions: dict[tuple[str, str], str] = {}
+
+    def of(self, name: str) -> Fingerprint:
+        key = owner_of(name)
+        if key not in self._functions:
+            path, target = key
+            source = source_of(path, target) if (ROOT / path).exists() else ""
+            self._functions[key] = hashlib.sha256(source.encode()).hexdigest()[:12]
+        return Fingerprint(self.suite, self.spec, self._functions[key])
+
+
+def selected(name: str, only: Sequence[str]) -> bool:
+    """Whether ``--only`` lets this mutant run: no pattern given, or one that matches it."""
+    return not only or any(fnmatch.fnmatchcase(name, pattern) for pattern in only)
+
+
+def load_json(path: Path) -> dict[str, Any]:
+    return dict(json.loads(path.read_text())) if path.exists() else {}
+
+
+def save_json(path: Path, data: dict[str, Any]) -> None:
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
+
+
+def verified_now(name: str, mutation: str, verified: dict[str, Any], prints: Fingerprints) -> bool:
+    """A judged-equivalent survivor whose record matches today's suite, SPEC.md, function
+    and mutation: its verdict was last confirmed against what is here now."""
+    record = verified.get(name)
+    return (
+        record is not None
+        and {k: record.get(k) for k in ("suite", "spec", "function")} == prints.of(name).as_dict()
+        and record.get("mutation") == mutation
+    )
+
+
+# --- through the driver --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DriverJob:
+    name: str
+    tests: tuple[str, ...]
+    ranker: str | None
+    #: In-process seconds of ``tests`` (the protocol checks not counted: they skip in process).
+    seconds: float
+
+
+def driver_jobs(names: Sequence[str], stats: dict[str, Any]) -> list[DriverJob]:
+    """For each in-process survivor, the driver runs that could kill it."""
+    reaching: dict[str, list[str]] = stats.get("tests_by_mangled_function_name", {})
+    durations: dict[str, float] = stats.get("duration_by_test", {})
+    jobs: list[DriverJob] = []
+    for name in names:
+        if "__mutmut_" in name:
+            candidates = set(reaching.get(name.rsplit("__mutmut_", 1)[0], ()))
+        else:
+            # A module constant or a property: whatever reaches the reference may see it.
+            candidates = set().union(*map(set, reaching.values()))
+        tests: list[str] = []
+        took = 0.0
+        for test in sorted(candidates, key=lambda t: (durations.get(t, 0.0), t)):
+            if tests and took + durations.get(test, 0.0) > DRIVER_TEST_SECONDS:
+                break
+            tests.append(test)
+            took += durations.get(test, 0.0)
+        protocol = PROTOCOL_TESTS if owner_of(name)[0] == PROTOCOL_MODULE else ()
+        if protocol or tests:
+            jobs.append(DriverJob(name, (*protocol, *tests), None, took))
+        if any(fnmatch.fnmatchcase(name, pattern) for pattern in RANKER_DEPENDENT):
+            lexical = sum(d for t, d in durations.items() if t.startswith(LEXICAL_TESTS))
+            jobs.append(DriverJob(name, LEXICAL_TESTS, "bm25", lexical))
+    return jobs
+
+
+def run_driver(jobs: int, survivors: list[str], prints: Fingerprints) -> None:
+    """Run the in-process survivors through the stdio driver, ``jobs`` at a time."""
+    stats = json.loads((MUTANTS / "mutmut-stats.json").read_text())
+    results = load_json(DRIVER_RESULTS)
+    current = {
+        n
+        for n, r in results.items()
+        if r.get("status") != OVER_BUDGET and r.get("fingerprint") == prints.of(n).as_dict()
+    }
+    todo = driver_jobs([n for n in survivors if n not in current], stats)
+    runs = Counter(job.name for job in todo)
+    # A survivor no test reaches and that the protocol checks do not concern has nothing to
+    # run: through the driver as in process, nothing would reach it.
+    for name in survivors:
+        if name not in current and name not in runs:
+            results[name] = {"status": SURVIVED, "fingerprint": prints.of(name).as_dict(), "seconds": 0, "runs": 0}
+    save_json(DRIVER_RESULTS, results)
+    extras = {e.name: e for e in extra_mutants()}
+    say(f"through the driver: {len(runs)} in-process survivors, {len(todo)} runs")
+    if not todo:
+        return
+    trees = [_copy_tree(MUTANTS / "extra" / f"driver-{i}") for i in range(jobs)]
+    started = time.monotonic()
+    clean = _start_driver(trees[0], PROTOCOL_TESTS, mutant=None, ranker=None)
+    if clean.wait() != 0:
+        sys.exit(f"the protocol checks do not pass through an unmutated driver ({trees[0]})")
+    protocol_seconds = time.monotonic() - started
+    say(f"the protocol checks took {protocol_seconds:.0f} s through an unmutated driver")
+
+    def budget(job: DriverJob) -> float:
+        expected = job.seconds + (protocol_seconds if PROTOCOL_TESTS[0] in job.tests else 0.0)
+        return DRIVER_SLACK * expected + 60.0
+
+    outcome: dict[str, str] = {}
+    seconds: dict[str, float] = {}
+
+    def start(slot: int, job: DriverJob) -> subprocess.Popen[bytes]:
+        extra = extras.get(job.name)
+        if extra is not None:
+            (trees[slot] / extra.path).write_text(extra.source)
+            return _start_driver(trees[slot], job.tests, mutant=None, ranker=job.ranker)
+        return _start_driver(MUTANTS, job.tests, mutant=job.name, ranker=job.ranker)
+
+    def finish(slot: int, job: DriverJob, status: str, elapsed: float) -> None:
+        extra = extras.get(job.name)
+        if extra is not None:
+            shutil.copy2(ROOT / extra.path, trees[slot] / extra.path)
+        if status == TIMEOUT:
+            status = OVER_BUDGET
+        # A mutant is killed through the driver when any of its runs kills it; it survived
+        # only when every run finished and survived.
+        if outcome.get(job.name) in (None, SURVIVED) or status == KILLED:
+            outcome[job.name] = status
+        seconds[job.name] = seconds.get(job.name, 0.0) + elapsed
+        if all(j.name != job.name for j in pending) and job.name not in running_names():
+            results[job.name] = {
+                "status": outcome[job.name],
+                "fingerprint": prints.of(job.name).as_dict(),
+                "seconds": round(seconds[job.name], 1),
+                "runs": runs[job.name],
+            }
+            save_json(DRIVER_RESULTS, results)
+            say(f"driver: {job.name} {outcome[job.name]} ({seconds[job.name]:.0f} s)")
+
+    pending = list(todo)
+    running: dict[int, tuple[DriverJob, subprocess.Popen[bytes], float]] = {}
+
+    def running_names() -> set[str]:
+        return {job.name for job, _, _ in running.values()}
+
+    _pool(pending, running, jobs, start, finish, budget)
+    counts = Counter(outcome.values())
+    say(
+        f"through the driver: {counts[KILLED]} of {len(outcome)} killed"
+        + (f", {counts[OVER_BUDGET]} over budget (left for --resume)" if counts[OVER_BUDGET] else "")
+    )
+
+
+def _start_driver(
+    cwd: Path, tests: Sequence[str], *, mutant: str | None, ranker: str | None
+) -> subprocess.Popen[bytes]:
+    env = os.environ | {"PYTHONPATH": str(cwd)}
+    env.pop("MUTANT_UNDER_TEST", None)
+    if mutant is not None:
+        # mutmut's trampolines read the mutant from the environment at every call, so the
+        # driver process the suite starts runs the same mutant.
+        env["MUTANT_UNDER_TEST"] = mutant
+    driver = f"{shlex.quote(sys.executable)} -m reference_impl.driver" + (f" --ranker {ranker}" if ranker else "")
+    cmd = [
+        sys.executable, "-m", "pytest", "--rootdir=.", "-x", "-q", "-p", "no:cacheprovider",
+        *DRIVER_ARGS, "--sut-cmd", driver, *tests,
+    ]  # fmt: skip
+    return subprocess.Popen(
+        cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+
+
+def _pool(
+    pending: list[Any],
+    running: dict[int, tuple[Any, subprocess.Popen[bytes], float]],
+    jobs: int,
+    start: Any,
+    finish: Any,
+    budget: Callable[[Any], float],
+) -> None:
+    """Run ``pending`` items ``jobs`` at a time: ``start(slot, item)`` gives the process,
+    ``finish(slot, item, status, seconds)`` is told how it ended (a process past
+    ``budget(item)`` seconds is killed and counts as timed out)."""
+    while pending or running:
+        while pending and len(running) < jobs:
+            slot = next(i for i in range(jobs) if i not in running)
+            item = pending.pop(0)
+            running[slot] = (item, start(slot, item), time.monotonic())
+        time.sleep(0.5)
+        for slot, (item, proc, started) in list(running.items()):
+            elapsed = time.monotonic() - started
+            if proc.poll() is None and elapsed < budget(item):
+                continue
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                status = TIMEOUT
+            else:
+                status = SURVIVED if proc.returncode == 0 else KILLED
+            del running[slot]
+            finish(slot, item, status, elapsed)
+
+
 # --- the report ----------------------------------------------------------------------
 
 
@@ -320,14 +651,19 @@ class Row:
     section: str
     generated: int = 0
     killed: int = 0
+    killed_by_driver: int = 0
     timed_out: int = 0
     survived: int = 0
     equivalent: int = 0
+    reverified: int = 0
     awaiting: int = 0
     not_run: int = 0
 
     def add(self, other: Row) -> None:
-        for name in ("generated", "killed", "timed_out", "survived", "equivalent", "awaiting", "not_run"):
+        for name in (
+            "generated", "killed", "killed_by_driver", "timed_out", "survived",
+            "equivalent", "reverified", "awaiting", "not_run",
+        ):  # fmt: skip
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
     @property
@@ -337,6 +673,11 @@ class Row:
 
     @property
     def score(self) -> float:
+        killed = self.killed + self.killed_by_driver + self.timed_out
+        return 100.0 if self.judged == 0 else 100.0 * killed / self.judged
+
+    @property
+    def score_in_process(self) -> float:
         return 100.0 if self.judged == 0 else 100.0 * (self.killed + self.timed_out) / self.judged
 
     @property
@@ -345,8 +686,9 @@ class Row:
 
     def cells(self) -> str:
         return (
-            f"| {self.module} | {self.generated} | {self.killed} | {self.survived} | {self.timed_out} "
-            f"| {self.equivalent} | {self.awaiting} | {self.not_run} | {self.score_text} |"
+            f"| {self.module} | {self.generated} | {self.killed} | {self.killed_by_driver} | {self.timed_out} "
+            f"| {self.survived} | {self.equivalent} | {self.reverified} | {self.awaiting} | {self.not_run} "
+            f"| {self.score_text} |"
         )
 
 
@@ -358,6 +700,7 @@ class Survivor:
     unreached: bool
     verdict: str = ""
     reason: str = ""
+    reverified: bool = False
 
 
 @dataclass
@@ -365,25 +708,46 @@ class Results:
     rows: list[Row] = field(default_factory=list)
     survivors: list[Survivor] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)
+    contradicted: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    through_driver: int = 0
+    #: In-process survivors with no settled driver result (a run cut short, or over budget).
+    driver_pending: list[str] = field(default_factory=list)
 
 
-def collect(verdicts: dict[str, dict[str, str]]) -> Results:
+def statuses_of(path: str, extras: dict[str, Any], unrun: set[str]) -> dict[str, str]:
+    """Each mutant of one module and how the in-process run ended for it."""
+    codes = mutmut_results(path)
+    statuses = {name: _STATUS.get(code, KILLED) if code is not None else NOT_RUN for name, code in codes.items()}
+    statuses |= {name: e["status"] for name, e in extras.items() if e["path"] == path}
+    statuses |= {name: NOT_RUN for name in unrun if owner_of(name)[0] == path}
+    return statuses
+
+
+def collect(verdicts: dict[str, dict[str, str]], prints: Fingerprints) -> Results:
     equivalent, awaiting = verdicts.get("equivalent", {}), verdicts.get("awaiting", {})
-    extras = json.loads(EXTRA_RESULTS.read_text()) if EXTRA_RESULTS.exists() else {}
+    extras = load_json(EXTRA_RESULTS)
+    driver = load_json(DRIVER_RESULTS)
+    verified = load_json(VERIFIED)
     # Extra mutants a cut-short run never reached count as not run, not as absent.
-    unrun_extras = [e for e in extra_mutants() if e.name not in extras]
+    unrun = {e.name for e in extra_mutants() if e.name not in extras}
     results = Results()
     used: set[str] = set()
     for path, section in MODULES:
         row = Row(f"`{path.removeprefix('reference_impl/')}`", section)
         codes = mutmut_results(path)
-        statuses = {name: _STATUS.get(code, KILLED) if code is not None else NOT_RUN for name, code in codes.items()}
-        statuses |= {name: e["status"] for name, e in extras.items() if e["path"] == path}
-        statuses |= {e.name: NOT_RUN for e in unrun_extras if e.path == path}
-        for name, status in sorted(statuses.items()):
+        for name, status in sorted(statuses_of(path, extras, unrun).items()):
             row.generated += 1
-            if status == NOT_RUN:
+            by_driver = driver.get(name, {}).get("status")
+            if status == SURVIVED and by_driver in (KILLED, TIMEOUT, SURVIVED) and driver[name].get("runs", 1):
+                results.through_driver += 1
+            elif status == SURVIVED and by_driver not in (KILLED, TIMEOUT, SURVIVED):
+                results.driver_pending.append(name)
+            if status == SURVIVED and by_driver in (KILLED, TIMEOUT):
+                row.killed_by_driver += 1
+                if _verdict(name, equivalent) is not None:
+                    results.contradicted.append(name)
+            elif status == NOT_RUN:
                 row.not_run += 1
                 results.missing.append(name)
             elif status == KILLED:
@@ -392,10 +756,13 @@ def collect(verdicts: dict[str, dict[str, str]]) -> Results:
                 row.timed_out += 1
             else:
                 row.survived += 1
-                survivor = Survivor(name, path, _describe(name, extras), unreached=codes.get(name) == 33)
+                mutation = _describe(name, extras)
+                survivor = Survivor(name, path, mutation, unreached=codes.get(name) == 33)
                 if (key := _verdict(name, equivalent)) is not None:
                     row.equivalent += 1
                     survivor.verdict, survivor.reason = "equivalent", equivalent[key]
+                    survivor.reverified = verified_now(name, mutation, verified, prints)
+                    row.reverified += survivor.reverified
                     used.add(key)
                 elif (key := _verdict(name, awaiting)) is not None:
                     row.awaiting += 1
@@ -405,6 +772,27 @@ def collect(verdicts: dict[str, dict[str, str]]) -> Results:
         results.rows.append(row)
     results.stale = sorted((set(equivalent) | set(awaiting)) - used)
     return results
+
+
+def record_verified(results: Results, prints: Fingerprints) -> None:
+    """Record, for every survivor judged equivalent whose in-process and driver runs both
+    happened against today's fingerprints, what its verdict now holds for."""
+    process_runs = load_json(PROCESS_RUNS)
+    extras = load_json(EXTRA_RESULTS)
+    driver = load_json(DRIVER_RESULTS)
+    verified = load_json(VERIFIED)
+    names = {s.name for s in results.survivors}
+    verified = {name: record for name, record in verified.items() if name in names}
+    for survivor in results.survivors:
+        if survivor.verdict != "equivalent":
+            continue
+        now = prints.of(survivor.name).as_dict()
+        ran = extras.get(survivor.name, {}).get("fingerprint") or process_runs.get(survivor.name)
+        through = driver.get(survivor.name, {})
+        if ran == now and through.get("status") == SURVIVED and through.get("fingerprint") == now:
+            verified[survivor.name] = {**now, "mutation": survivor.line}
+            survivor.reverified = True
+    save_json(VERIFIED, verified)
 
 
 def _verdict(name: str, verdicts: dict[str, str]) -> str | None:
@@ -433,13 +821,17 @@ def render(results: Results, wall: str) -> str:
         "# Mutation testing",
         "",
         "Generated by `scripts/mutation` (never edit by hand; verdicts on survivors live in",
-        "`scripts/mutation-verdicts.toml`). Each mutant is a small change to one module of",
-        "`reference_impl`; the shipped suite (`conformance/suite`, in process against the reference,",
-        "`--hypothesis-seed 0 --conformance-thoroughness quick`) is the only killer. Score: killed",
-        "(timed out included) ÷ mutants run and not judged equivalent.",
+        "`scripts/mutation-verdicts.toml`, and what each verdict was last confirmed against in",
+        "`scripts/mutation-verified.json`). Each mutant is a small change to one module of",
+        "`reference_impl`; the shipped suite (`conformance/suite`, `--hypothesis-seed 0",
+        "--conformance-thoroughness quick`) is the only killer: first in process against the",
+        "reference, then, for every mutant that survives there, through the stdio driver. Score:",
+        "killed (timed out included, in process or through the driver) ÷ mutants run and not",
+        "judged equivalent.",
         "",
-        "| module | mutants | killed | survived | timed out | judged equivalent | awaiting a check | not run | score |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| module | mutants | killed in process | killed through the driver | timed out | survived "
+        "| judged equivalent | equivalent, re-verified against this suite | awaiting a check | not run | score |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     total = Row("total", "")
     groups = {section: Row(section, section) for section in GOALS}
@@ -454,11 +846,29 @@ def render(results: Results, wall: str) -> str:
         f"non-equivalent mutants killed (goal ≥ {goal:g}%)"
         + (f", {groups[s].not_run} not run" if groups[s].not_run else "") for s, goal in GOALS.items()
     ) + "."]  # fmt: skip
-    out += ["", f"Wall time of the last run: {wall}.", ""]
+    out += [
+        "",
+        f"In process alone the suite kills {total.score_in_process:.1f}% of the {total.judged} mutants it is "
+        f"scored on ({total.killed + total.timed_out}); {results.through_driver} in-process survivors ran "
+        f"again through the driver, which killed {total.killed_by_driver} more, for {total.score:.1f}% in all. "
+        f"Of the {total.equivalent} survivors judged equivalent, {total.reverified} were run again and "
+        "survived against this suite, SPEC.md and their function as they are now; the others' verdicts "
+        "are stale until `scripts/mutation --resume` runs them.",
+        "",
+        f"Wall time of the last run: {wall}.",
+        "",
+    ]
     if results.missing:
         out += [
             f"**{len(results.missing)} mutants were not run**: the run was cut short, so the scores cover only the "
             "mutants that ran and a goal marked met is not yet established for the rest. "
+            "`scripts/mutation --resume` runs them.",
+            "",
+        ]
+    if results.driver_pending:
+        out += [
+            f"**{len(results.driver_pending)} in-process survivors have not been run through the driver**: the run "
+            "was cut short or their driver run went over its budget, so they count as survivors for now. "
             "`scripts/mutation --resume` runs them.",
             "",
         ]
@@ -474,9 +884,19 @@ def render(results: Results, wall: str) -> str:
             out += ["None.", ""]
             continue
         for s in chosen:
-            reached = " (no suite test reaches its function)" if s.unreached else ""
-            out.append(f"- `{s.name}`{reached}: {s.line}" + (f"  \n  {s.reason}" if s.reason else ""))
+            notes = [" (no suite test reaches its function in process)" if s.unreached else ""]
+            if s.verdict == "equivalent" and not s.reverified:
+                notes.append(" (stale: not run against this suite yet)")
+            out.append(f"- `{s.name}`{''.join(notes)}: {s.line}" + (f"  \n  {s.reason}" if s.reason else ""))
         out.append("")
+    if results.contradicted:
+        out += [
+            "## Verdicts the driver contradicts",
+            "",
+            "Judged equivalent, yet killed through the driver: the verdict is wrong and goes.",
+            "",
+        ]
+        out += [f"- `{name}`" for name in results.contradicted] + [""]
     if results.stale:
         out += ["## Stale verdicts", "", "Verdicts on mutants that were killed or no longer exist:", ""]
         out += [f"- `{name}`" for name in results.stale] + [""]
@@ -497,9 +917,25 @@ def _method() -> list[str]:
         "  numbers (96, 112, 128, 12, 24, 6) and parts of the lexical formula: the script mutates",
         "  them with mutmut's own operators plus `n - 1` for every integer (`…__extra_N`), and",
         "  runs each against every suite test that reaches the reference.",
-        "- Left out: the replaceable rankers (`_bm25.py`, `_semantic.py`, `_analysis.py`, `_registry.py`: no",
-        "  clause names them, RNK-9), the stdio shell `driver/__main__.py` (the in-process suite",
-        "  does not run it; the protocol checks that need it skip in process) and `_trace.py`",
+        "- Every mutant that survives in process runs again through the driver: the suite starts",
+        "  `python -m reference_impl.driver` in a process of its own, which inherits the mutant,",
+        "  and runs the tests that reach the mutated function (the fastest, up to a minute of",
+        "  their in-process time: in process they all ran already), and for mutants of the driver",
+        "  session (`driver/_session.py`) the protocol checks too (`test_protocol.py`, which skip",
+        "  in process), so that what only the wire shows (invalid params, parse errors, reply",
+        "  schemas, the stdio shell's defaults) is judged by a check, not by a verdict. Mutants of",
+        "  the driver's profile claims also run with `--ranker bm25` against the lexical profile's",
+        "  checks: a driver that claims `lexical` for another ranker fails them. A driver run far",
+        "  slower than expected is stopped and left for `--resume` (a mutant that hangs the driver",
+        "  fails the suite's own per-request time-out instead, and is killed).",
+        "- A verdict of equivalence holds for what it was judged against. The script fingerprints",
+        "  the suite (everything in `conformance/` that runs or is read), SPEC.md with PROTOCOL.md,",
+        "  and the mutated function's source; a survivor judged equivalent counts as re-verified",
+        "  when it survived, in process and through the driver, against today's three, and its",
+        "  mutation is the one the verdict was written for. `--resume` runs every other one again.",
+        "- Left out: the replaceable rankers (`_bm25.py`, `_semantic.py`, `_analysis.py`,",
+        "  `_registry.py`: no clause names them, RNK-9), the stdio shell `driver/__main__.py` (its own tests cover it;",
+        "  through the driver every mutant of the modules above meets it) and `_trace.py`",
         "  (ISO-3, a MAY).",
         "- Why mutmut: cosmic-ray 8.7 was tried on `_discovery.py` first. It made 47 mutants and runs",
         "  the whole test command for each (a survivor costs the whole suite, about two minutes",
@@ -522,55 +958,122 @@ def main() -> None:
     if sys.argv[1:2] == ["--as-mutmut"]:
         mutmut_main(sys.argv[2:])
         return
-    parser = argparse.ArgumentParser(prog="scripts/mutation", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="scripts/mutation", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--jobs", type=int, default=2, help="mutants run at once (default 2)")
     parser.add_argument(
         "--resume",
         action="store_true",
-        help="keep the results in mutants/; run the mutants not run yet and the survivors not judged equivalent",
+        help="keep the results in mutants/; run the mutants not run yet, the survivors not judged equivalent, "
+        "and the survivors whose verdict of equivalence is stale",
     )
     parser.add_argument("--report", action="store_true", help="only write MUTATION.md from the results in mutants/")
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="run only the mutants whose names match (repeatable; e.g. 'reference_impl.driver._session.*'); "
+        "mutmut still collects which tests reach which function from the whole suite, and the others count as "
+        "not run (or keep their results under --resume)",
+    )
     args = parser.parse_args()
+    if args.jobs < 1:
+        parser.error(f"--jobs must be at least 1, got {args.jobs}")
     verdicts = tomllib.loads(VERDICTS.read_text())
+    equivalent = verdicts.get("equivalent", {})
     started = time.monotonic()
     if not args.report:
         if not args.resume:
             shutil.rmtree(MUTANTS, ignore_errors=True)
         # mutmut puts mutants/ on sys.path; it must exist before the interpreter starts.
         LOGS.mkdir(parents=True, exist_ok=True)
-        say(f"mutmut on {len(MODULES)} modules, {args.jobs} at a time")
-        equivalent = verdicts.get("equivalent", {})
-        if args.resume:
-            _forget_survivors(equivalent)
         _sync_sources()
-        run_mutmut(args.jobs, LOGS / "mutmut.log")
-        run_extras(args.jobs, equivalent)
+        prints = Fingerprints()
+        verified = load_json(VERIFIED)
+        extras_before = load_json(EXTRA_RESULTS)
+
+        def rerun(name: str, status: str) -> bool:
+            """Whether a result kept from an earlier run must be established again."""
+            if status != SURVIVED:
+                return False  # killed stays killed: checks are only ever added
+            if _verdict(name, equivalent) is None:
+                return True
+            mutation = _describe(name, extras_before) if name in extras_before else _describe(name, {})
+            return not verified_now(name, mutation, verified, prints)
+
+        only: list[str] = args.only
+
+        def rerun_selected(name: str, status: str) -> bool:
+            return selected(name, only) and rerun(name, status)
+
+        if args.resume:
+            _forget(rerun_selected)
+        results_now = {name: code for path, _ in MODULES for name, code in mutmut_results(path).items()}
+        pending = {name for name, code in results_now.items() if code is None and selected(name, only)}
+        # mutmut runs a mutant it is given by name again, result or not: once the mutants
+        # exist, --only names just the selected ones without a result; before, its patterns.
+        targets = sorted(pending) if only and results_now else list(only)
+        if targets or not only:
+            say(
+                f"mutmut on {len(MODULES)} modules, {args.jobs} at a time" + (f", {len(targets)} names" if only else "")
+            )
+            run_mutmut(args.jobs, LOGS / "mutmut.log", targets)
+        _note_process_runs(pending, prints)
+        run_extras(args.jobs, rerun_selected, prints, only)
+        extras = load_json(EXTRA_RESULTS)
+        unrun = {e.name for e in extra_mutants() if e.name not in extras}
+        survivors = [
+            name
+            for path, _ in MODULES
+            for name, status in statuses_of(path, extras, unrun).items()
+            if status == SURVIVED and selected(name, only)
+        ]
+        run_driver(args.jobs, survivors, prints)
         wall = f"{(time.monotonic() - started) / 60:.0f} min with `--jobs {args.jobs}`" + (
-            ", a `--resume` that ran only the mutants still open (a run from scratch takes hours)"
+            ", a `--resume` that ran only the mutants still open or stale (a run from scratch takes hours)"
             if args.resume
             else ""
         )
         (MUTANTS / "wall-time.txt").write_text(wall)
+    prints = Fingerprints()
     wall_file = MUTANTS / "wall-time.txt"
     wall = wall_file.read_text() if wall_file.exists() else "unknown"
-    results = collect(verdicts)
+    results = collect(verdicts, prints)
+    if not args.report:
+        record_verified(results, prints)
     REPORT.write_text(render(results, wall))
     counts = Counter(s.verdict or "no verdict" for s in results.survivors)
-    say(f"wrote {REPORT.name}: survivors {dict(counts)}; stale verdicts {len(results.stale)}")
+    say(
+        f"wrote {REPORT.name}: survivors {dict(counts)}; stale verdicts {len(results.stale)}; "
+        f"contradicted by the driver {len(results.contradicted)}"
+    )
 
 
-def _forget_survivors(equivalent: dict[str, str]) -> None:
-    """Mark every survivor not judged equivalent as not run, so that mutmut runs it again
-    against the checks added since."""
+def _forget(rerun: Any) -> None:
+    """Mark as not run every in-process result that must be established again, and drop
+    its driver result, so that this run judges it against the suite as it is now."""
+    driver = load_json(DRIVER_RESULTS)
     for path, _ in MODULES:
         meta = MUTANTS / f"{path}.meta"
         if meta.exists():
             data = json.loads(meta.read_text())
-            data["exit_code_by_key"] = {
-                k: (None if _STATUS.get(v, KILLED) == SURVIVED and _verdict(k, equivalent) is None else v)
-                for k, v in data["exit_code_by_key"].items()
-            }
+            codes = data["exit_code_by_key"]
+            for name, code in codes.items():
+                if code is not None and rerun(name, _STATUS.get(code, KILLED)):
+                    codes[name] = None
+                    driver.pop(name, None)
             meta.write_text(json.dumps(data))
+    save_json(DRIVER_RESULTS, driver)
+
+
+def _note_process_runs(pending: set[str], prints: Fingerprints) -> None:
+    """Record the fingerprints the mutants mutmut just ran were judged against."""
+    runs = load_json(PROCESS_RUNS)
+    for path, _ in MODULES:
+        for name, code in mutmut_results(path).items():
+            if code is not None and (name in pending or name not in runs):
+                runs[name] = prints.of(name).as_dict()
+    save_json(PROCESS_RUNS, runs)
 
 
 def _sync_sources() -> None:

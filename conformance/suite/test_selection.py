@@ -435,6 +435,11 @@ def test_same_input_same_definitions_whatever_the_order(
             )
 
 
+def _outcome(opened: list[Definition] | OutcomeError) -> object:
+    """What a run.open gave, to compare: the refusal's kind, or the definitions' names."""
+    return opened.kind if isinstance(opened, OutcomeError) else names(opened)
+
+
 @clause("SEL-4.4")
 def test_left_out_run_fields_count_as_none_and_empty(sut: Sut, fleets: Fleets) -> None:
     """Each pair opens alike: the fields left out, and the same fields given as ``[]``/``""``.
@@ -449,18 +454,50 @@ def test_left_out_run_fields_count_as_none_and_empty(sut: Sut, fleets: Fleets) -
         got = {what: (run(refusal_or(sut, bare)), run(refusal_or(sut, full))) for what, (bare, full) in pairs.items()}
         case = served.describe()
 
-    def shown(outcome: list[Definition] | OutcomeError) -> object:
-        return outcome.kind if isinstance(outcome, OutcomeError) else names(outcome)
-
     for what, (bare, full) in got.items():
-        if shown(bare) != shown(full):
+        if _outcome(bare) != _outcome(full):
             raise fail(
                 ("SEL-4.4",),
                 f"a run.open with {what} did not open as one with none and empty ones",
-                expected=shown(full),
-                observed=str(bare) if isinstance(bare, OutcomeError) else shown(bare),
+                expected=_outcome(full),
+                observed=str(bare) if isinstance(bare, OutcomeError) else _outcome(bare),
                 case=case | {"params": pairs[what][0]},
             )
+
+
+# Texts a host may put where a message was left out: what `str()` of a missing value gives
+# in Python and JavaScript, JSON's null, and the usual placeholders.
+PLACEHOLDER_WORDS = (
+    "none", "null", "nil", "undefined", "nan", "xxxx", "xxx", "todo", "tbd", "placeholder",
+    "default", "empty", "missing", "unknown", "hello", "test", "message", "prompt", "user", "lorem",
+)  # fmt: skip
+
+
+@clause("SEL-4.4")
+def test_a_left_out_message_is_no_placeholder_text(sut: Sut, fleets: Fleets) -> None:
+    """One server of 12 tools that only numbers tell apart, and one tool per placeholder
+    word, named so that it comes after them: the empty message and prompt take the 12,
+    and a host that ranks a left-out one as a placeholder text takes a placeholder's tool."""
+    numbered = plain_server("p", 12).tools
+    placeholders = tuple(
+        ToolSpec(name=f"zz_{word}", description=f"Handles the {word} case.", input_schema={"type": "object"})
+        for word in PLACEHOLDER_WORDS
+    )
+    spec = FleetSpec(servers=(ServerSpec(id="p", tool_count=0, tools=numbered + placeholders),), seed=5)
+    with fleets.serve(spec) as served:
+        left_out: OpenParams = {"servers": served.servers}
+        bare, full = run(refusal_or(sut, left_out)), run(refusal_or(sut, open_params(served.servers)))
+        case = served.describe() | {"params": left_out}
+
+    if _outcome(bare) != _outcome(full):
+        raise fail(
+            ("SEL-4.4",),
+            "a run.open with userMessage and systemPrompt left out did not open as one with both empty: "
+            "a left-out text was ranked as some other text",
+            expected=_outcome(full),
+            observed=str(bare) if isinstance(bare, OutcomeError) else _outcome(bare),
+            case=case,
+        )
 
 
 @clause("SEL-6.1")

@@ -271,6 +271,18 @@ def missing_user_message_ranked_as_a_default_text() -> None:
     _swap(ReferenceDriver, "open_run", _open_run)
 
 
+@defect("SEL-4.4", "a run opened without a userMessage is ranked against 'None', str() of the missing value")
+def missing_user_message_ranked_as_none() -> None:
+    """``str(params.get("userMessage"))``: the words of a generated fleet never include
+    "none", so only a fleet with a tool named for the placeholder tells."""
+    open_run = ReferenceDriver.open_run
+
+    async def _open_run(self: ReferenceDriver, params: Mapping[str, Any]) -> str:
+        return await open_run(self, {**params, "userMessage": str(params.get("userMessage"))})
+
+    _swap(ReferenceDriver, "open_run", _open_run)
+
+
 @defect("SEL-5.1", "the first round ranks each server apart and walks the servers one after another")
 def first_round_server_by_server() -> None:
     def select(call: FirstRoundCall) -> FirstRound:
