@@ -380,6 +380,8 @@ def detail_table(rows: Sequence[Row], preset_name: str, transport: str) -> list[
             if lenient(seen):
                 cell += f", {len(lenient(seen))} taken as read-only on a non-boolean hint"
             if error:
+                # Paths of this checkout say nothing about the library, and differ on every machine.
+                error = error.replace(f"{HERE.parents[1]}/", "")
                 cell += f", error: {error[:90]}"
             elif not said:
                 cell += ", never reached"
