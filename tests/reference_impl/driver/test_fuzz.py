@@ -141,6 +141,7 @@ def test_run_open_answers_any_params_with_a_result_or_an_error_and_the_driver_go
     check()
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("examples", EXAMPLES)
 def test_run_call_answers_any_arguments_with_a_result_and_the_server_stays(
     examples: int, driver: Driver, server: RawServer
@@ -168,6 +169,7 @@ def test_run_call_answers_any_arguments_with_a_result_and_the_server_stays(
         _send(driver, next(counter), "run.close", {"runId": run_id})
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("examples", EXAMPLES)
 def test_any_line_gets_a_reply_in_order_from_the_real_driver(examples: int, driver: Driver, tmp_path: Path) -> None:
     lines = st.one_of(

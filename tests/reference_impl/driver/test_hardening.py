@@ -94,6 +94,7 @@ def test_run_open_of_a_server_that_never_answers_fails_within_the_handshake_boun
     assert driver.result(2, "initialize", {})["name"] == "reference_impl"
 
 
+@pytest.mark.e2e
 def test_a_server_writing_garbage_fails_run_open_and_does_not_flood_the_drivers_stderr(driver: Driver) -> None:
     before = len(driver.stderr())
     driver.write(request(1, "run.open", _open("yes", {"type": "stdio", "command": "/usr/bin/yes"})))
@@ -105,6 +106,7 @@ def test_a_server_writing_garbage_fails_run_open_and_does_not_flood_the_drivers_
     assert len(driver.stderr()) - before < 5000
 
 
+@pytest.mark.e2e
 def test_a_hung_run_open_holds_up_no_other_request_and_replies_keep_their_order(driver: Driver, tmp_path: Path) -> None:
     quick = raw_server(tmp_path, "quick", [[tool("a")]])
     run_id = driver.result(1, "run.open", _open("quick", quick.transport()))["runId"]
@@ -134,6 +136,7 @@ def _running_server(driver: Driver, tmp_path: Path, **options: Any) -> tuple[str
     return driver.result("open", "run.open", params)["runId"], server
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("value", ['"a\\udfff"', '{"\\ud83d": ["x", "\\ud800"]}'])
 def test_a_lone_surrogate_in_call_arguments_is_an_error_result_and_the_server_stays(
     driver: Driver, tmp_path: Path, value: str
@@ -185,6 +188,7 @@ def test_sigterm_ends_the_driver_promptly_while_run_open_waits_for_a_silent_serv
     assert driver.exit_code(2) is not None, "the driver still runs 2 s after SIGTERM"
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("depth", [128, 129, 490, 979])
 def test_json_nested_below_a_thousand_levels_is_a_result_or_a_parse_error_never_an_internal_error(
     driver: Driver, depth: int
@@ -203,6 +207,7 @@ def test_json_nested_below_a_thousand_levels_is_a_result_or_a_parse_error_never_
     assert driver.result(2, "initialize", {})["name"] == "reference_impl"
 
 
+@pytest.mark.e2e
 def test_a_deeply_nested_call_argument_is_a_result_and_the_server_stays(driver: Driver, tmp_path: Path) -> None:
     run_id, _server = _running_server(driver, tmp_path)
     deep: Any = 1
