@@ -108,7 +108,8 @@ def _same_type(left: Any, right: Any) -> bool:
 
 
 @contextmanager
-def _channel(sut: Sut, clause_id: str) -> Iterator[_Checked]:
+def _channel(sut: Sut, clause_id: str, *, initialized: bool = True) -> Iterator[_Checked]:
+    """A raw channel to a fresh driver process; ``initialized``: after a first ``initialize`` of version 1."""
     adapter = sut.adapter
     if not isinstance(adapter, DriverSut):
         pytest.skip(
@@ -117,7 +118,8 @@ def _channel(sut: Sut, clause_id: str) -> Iterator[_Checked]:
         )
     with adapter.raw_channel() as channel:
         checked = _Checked(channel, clause_id)
-        checked.result("init", "initialize", INITIALIZE)
+        if initialized:
+            checked.result("init", "initialize", INITIALIZE)
         yield checked
 
 
@@ -241,6 +243,31 @@ def test_invalid_params_are_refused_with_invalid_params_and_have_no_effect(sut: 
             )
         channel.result("still open", "run.definitions", {"runId": run_id})
         channel.result("close", "run.close", {"runId": run_id})
+
+
+# Versions no driver speaks: a later one, an earlier one, and an MCP version, which a
+# driver built on an MCP library may mistake for its own.
+UNSUPPORTED_VERSIONS = ("2", "0.9", "2025-11-25")
+
+
+@clause("PRO-4.3")
+def test_an_unsupported_protocol_version_is_refused_with_invalid_params(sut: Sut) -> None:
+    # The refusal is checked as the process's first request (P17 makes initialize the
+    # first), then again once the driver has accepted version 1.
+    with _channel(sut, "PRO-4", initialized=False) as channel:
+        for i, version in enumerate(UNSUPPORTED_VERSIONS):
+            params = {"protocolVersion": version}
+            error = channel.error_code(f"v{i}", "initialize", params, -32602, f"initialize with {params}")
+            data = error.get("data")
+            if data is not None and (not isinstance(data, dict) or data.get("kind") != "invalid_params"):
+                raise channel.fail(
+                    f"initialize with the unsupported protocolVersion {version!r} was refused with another kind",
+                    expected="data.kind invalid_params",
+                    observed=error,
+                )
+            if i == 0:
+                channel.still_serving(f"initialize with protocolVersion {version!r}")
+        channel.still_serving("initialize with unsupported protocol versions")
 
 
 # How to comply (P11), said in every PRO-5 finding: many JSON-RPC libraries run a

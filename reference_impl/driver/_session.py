@@ -180,6 +180,7 @@ class ReferenceDriver:
         params = _as_json(params or {})
         check_params("initialize", params)
         requested = params.get("protocolVersion", PROTOCOL_VERSION)
+        # PRO-4.3: a caller speaking another version learns it here, not from a later misread reply.
         if requested != PROTOCOL_VERSION:
             raise _invalid(
                 f"protocolVersion {shown(requested)} is not supported; this driver speaks {PROTOCOL_VERSION!r}"

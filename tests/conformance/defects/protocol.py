@@ -73,6 +73,22 @@ def open_lists_servers_before_checking_params() -> None:
     _swap(_session.ReferenceDriver, "open_run", open_run)
 
 
+@defect("PRO-4.3", "initialize answers whatever protocolVersion it is asked for")
+def any_protocol_version_accepted() -> None:
+    """The requested version is never compared with the one the driver speaks: a driver that
+    only ever says which version it speaks, and leaves the caller to notice."""
+    original = _session.ReferenceDriver.initialize
+
+    async def initialize(
+        self: _session.ReferenceDriver, params: Mapping[str, object] | None = None
+    ) -> _session.InitializeResult:
+        if params is not None and isinstance(params.get("protocolVersion"), str):
+            params = {**params, "protocolVersion": _session.PROTOCOL_VERSION}
+        return await original(self, params)
+
+    _swap(_session.ReferenceDriver, "initialize", initialize)
+
+
 @defect("PRO-8.1", "a runId of no open run is refused as invalid params")
 def unknown_run_is_invalid_params() -> None:
     original = _session.ReferenceDriver._run
