@@ -58,7 +58,7 @@ def npm_run(npm: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]
     )
 
 
-def certify(*args: str) -> subprocess.CompletedProcess[str]:
+def certify(*args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
     """``mcp-conformance certify`` from the repository root, as a team runs it."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_CORE"))}
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
@@ -67,7 +67,7 @@ def certify(*args: str) -> subprocess.CompletedProcess[str]:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=timeout,
         check=False,
         env=env,
         stdin=subprocess.DEVNULL,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformance.suite._explore import BASES, FLEETS, plan
@@ -13,6 +13,12 @@ from mock_servers import FleetSpec, ServerSpec
 WIDE = fleets_with_policies(max_servers=3, max_tools=40)
 
 
+# Drawing a fleet builds its catalogs, which a loaded machine makes slow to generate; every
+# other health check stays on.
+SLOW_TO_DRAW = settings(suppress_health_check=[HealthCheck.too_slow])
+
+
+@SLOW_TO_DRAW
 @given(WIDE, st.integers(0, 97), st.booleans())
 def test_every_draw_becomes_a_run_that_opens(fleet: FleetAndPolicies, base_count: int, discovery: bool) -> None:
     opened, base = opening(fleet, base_count, discovery=discovery)
@@ -24,6 +30,7 @@ def test_every_draw_becomes_a_run_that_opens(fleet: FleetAndPolicies, base_count
     assert opened[0] is fleet[0]
 
 
+@SLOW_TO_DRAW
 @given(FLEETS, BASES)
 def test_a_draw_that_opens_as_drawn_is_left_as_it_is(fleet: FleetAndPolicies, base_count: int) -> None:
     model = plan(fleet, base_count)
