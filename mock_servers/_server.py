@@ -242,20 +242,22 @@ class ServerCore:
 
     async def _call(self, name: str, arguments: Mapping[str, Any] | None, protocol_version: str | None) -> Outcome:
         args = dict(arguments or {})
+        # A call cut during its delay did reach the server: the client gave up (or went away),
+        # or the server stopped first, which of the two is a race; either way it was never answered.
+        cut = True
         try:
-            stopped = await self.delay()
-        except anyio.get_cancelled_exc_class():
-            # The client gave up (or went away) while the call was delayed: it did reach the server.
-            self.record(
-                "tool_called", name=name, arguments=args, isError=True, cancelled=True, protocolVersion=protocol_version
-            )
-            raise
-        if stopped:
-            # The server stopped mid-delay: whether the client's going away reached the call
-            # first is a race, and either way the call was cut, never answered.
-            self.record(
-                "tool_called", name=name, arguments=args, isError=True, cancelled=True, protocolVersion=protocol_version
-            )
+            cut = await self.delay()
+        finally:
+            if cut:
+                self.record(
+                    "tool_called",
+                    name=name,
+                    arguments=args,
+                    isError=True,
+                    cancelled=True,
+                    protocolVersion=protocol_version,
+                )
+        if cut:
             raise MCPError(types.INTERNAL_ERROR, "the server stopped while the call was delayed")
         tool = self.live.by_name.get(name)
         faults = self.spec.faults
