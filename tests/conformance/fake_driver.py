@@ -66,6 +66,11 @@ def hop() -> None:
 
     Every incarnation holds a shared lock on the file ``HOP_LOCK`` names, if any, so that a
     test can tell that none is left: an exclusive lock succeeds.
+
+    Nothing but SIGKILL stops it, so if what should reap it dies first (a test run killed
+    mid-test), it would eat the machine for good: it ends itself once the process named by
+    ``HOP_GUARDIAN`` is gone, and after ``HOP_LIFETIME`` seconds (300 by default) whatever
+    happens.
     """
     if os.fork() != 0:
         return
@@ -73,11 +78,24 @@ def hop() -> None:
         lock = os.open(os.environ["HOP_LOCK"], os.O_RDWR | os.O_CREAT)
         fcntl.flock(lock, fcntl.LOCK_SH)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    while True:
+    guardian = int(os.environ.get("HOP_GUARDIAN", "0"))
+    deadline = time.monotonic() + float(os.environ.get("HOP_LIFETIME", "300"))
+    while time.monotonic() < deadline and (guardian == 0 or _alive(guardian)):
         os.setsid()
         if os.fork() != 0:
             os._exit(0)
         time.sleep(0.002)
+    os._exit(0)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def make_orphans() -> None:

@@ -55,7 +55,11 @@ def test_a_hopping_daemon_and_a_zombie_factory_leave_no_zombie_pile_no_survivor_
     command = [sys.executable, "-m", "conformance._cli", "certify", "-n", "1", "--sut-cmd", fake("hopper-and-zombies")]
     command += ["--out", str(tmp_path / "out"), "--", "-k", SMOKE]
     process = subprocess.Popen(
-        command, cwd=ROOT, env=environment(HOP_LOCK=str(lock)), stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        command,
+        cwd=ROOT,
+        env=environment(HOP_LOCK=str(lock), HOP_GUARDIAN=str(os.getpid())),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
     )
     most, hopped = 0, False
     try:
