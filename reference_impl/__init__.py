@@ -23,6 +23,7 @@ from ._ranking import LexicalIndex, LexicalRanker, Ranker, RankingIndex, ScoreBr
 from ._registry import RANKERS, make_ranker
 from ._toolset import AdaptiveToolset, open_toolset
 from ._trace import CandidateTrace, DiscoveryTrace, SelectionTrace
+from ._wire import ContentBlock, Definition, Message, Notice, RequestedCall, ToolResult
 
 __all__ = [
     # running a toolset
@@ -33,6 +34,13 @@ __all__ = [
     "ToolCall",
     "assemble_request",
     "open_toolset",
+    # what a request, a model and an operator see
+    "ContentBlock",
+    "Definition",
+    "Message",
+    "Notice",
+    "RequestedCall",
+    "ToolResult",
     # configuration
     "HttpTarget",
     "MemoryTarget",

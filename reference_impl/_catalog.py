@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ._errors import ConfigurationError, ServerConnectionError
+from ._wire import Definition
 
 __all__ = ["SEPARATOR", "Catalog", "CatalogEntry", "exposed_name", "qualified_name"]
 
@@ -59,7 +60,7 @@ class CatalogEntry:
         """
         return self.annotations is not None and self.annotations.get("readOnlyHint") is True
 
-    def definition(self) -> dict[str, Any]:
+    def definition(self) -> Definition:
         return {
             # DEF-1.1, DEF-1.2: the exposed name, and the description and input schema as the server listed them.
             "name": self.exposed_name,

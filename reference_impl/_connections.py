@@ -19,7 +19,7 @@ import ssl
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import anyio
 import httpx2
@@ -35,6 +35,7 @@ from ._bounds import MAX_DEPTH, deeper_than, unencodable
 from ._config import HttpTarget, MemoryTarget, ServerConfig, StdioTarget
 from ._errors import ServerConnectionError
 from ._stdio import stdio_transport
+from ._wire import ToolResult
 
 __all__ = ["DEFAULT_CONNECT_TIMEOUT", "Connection", "ListingListener"]
 
@@ -359,7 +360,7 @@ class Connection:
             server_id=self.config.id,
         )
 
-    async def call(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    async def call(self, name: str, arguments: Mapping[str, Any]) -> ToolResult:
         """Call a tool; every failure comes back as an error result, never as an exception."""
         client = self._client
         if client is None:
@@ -389,14 +390,15 @@ class Connection:
             # GATE-4.2, GATE-4.3: a failure of any kind comes back as an error result, never as an exception.
             return error_result(f"calling {name!r} on server {self.config.id!r} failed: {_describe(error)}")
         # CAT-4.4: the server's content blocks, error flag and structuredContent, unchanged.
-        return result.model_dump(
+        dumped = result.model_dump(
             by_alias=True,
             mode="json",
             exclude_none=True,
             include={"content", "is_error", "structured_content"},
         ) | {"isError": bool(result.is_error)}
+        return cast(ToolResult, dumped)
 
 
-def error_result(message: str) -> dict[str, Any]:
+def error_result(message: str) -> ToolResult:
     # GATE-4.1, GATE-4.2: a refusal or a failure is a tool result with the error flag and a message.
     return {"content": [{"type": "text", "text": message}], "isError": True}

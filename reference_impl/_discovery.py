@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._bounds import listed, shown
+from ._wire import Definition
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -23,7 +24,7 @@ DEFAULT_LIMIT = 6  # DSC-5.2: a missing limit
 MAX_LIMIT = 12  # DSC-5.3: the most one call activates
 
 
-def discovery_definition() -> dict[str, Any]:
+def discovery_definition() -> Definition:
     return {
         "name": DISCOVERY_TOOL,
         # DSC-3.1, DSC-3.2: when to call it (the tools in view are not enough), and that tools come next turn.

@@ -5,22 +5,22 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from ._budgets import REQUEST_LIMIT
 from ._errors import RequestTooLargeError
+from ._wire import Definition, Message, ToolResult
 
 __all__ = ["AgentLoop", "ModelProvider", "ModelReply", "ToolCall", "assemble_request"]
 
-DefinitionsProvider = Callable[[], Sequence[Mapping[str, Any]]]
-Executor = Callable[[str, Mapping[str, Any]], Awaitable[dict[str, Any]]]
+DefinitionsProvider = Callable[[], Sequence[Definition]]
+Executor = Callable[[str, Mapping[str, Any]], Awaitable[ToolResult]]
 
 
-def assemble_request(
-    definitions: Sequence[Mapping[str, Any]], extra_tools: Sequence[Mapping[str, Any]] = ()
-) -> list[dict[str, Any]]:
+def assemble_request(definitions: Sequence[Definition], extra_tools: Sequence[Definition] = ()) -> list[Definition]:
     """The tool list of one request, refused locally when it exceeds the provider's limit."""
-    tools = [dict(tool) for tool in definitions] + [dict(tool) for tool in extra_tools]
+    # Copies, whatever mapping the host handed in: the request is the provider's, not the host's.
+    tools = [cast(Definition, dict(tool)) for tool in [*definitions, *extra_tools]]
     # BUD-3.1, BUD-3.2: the whole request, extra tools included, is refused locally over 128, before any
     # provider is called; exactly 128 passes (BUD-3.3).
     if len(tools) > REQUEST_LIMIT:
@@ -48,7 +48,7 @@ class ModelReply:
 
 
 class ModelProvider(Protocol):
-    async def complete(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]) -> ModelReply:
+    async def complete(self, messages: Sequence[Message], tools: Sequence[Definition]) -> ModelReply:
         """One model request with the conversation so far and the tools it may call."""
         ...
 
@@ -74,11 +74,11 @@ class AgentLoop:
         self.definitions = definitions
         self.execute = execute
         self.max_turns = max_turns
-        self.requests: list[list[dict[str, Any]]] = []
+        self.requests: list[list[Definition]] = []
 
-    async def run(self, user_message: str, system_prompt: str = "") -> list[dict[str, Any]]:
+    async def run(self, user_message: str, system_prompt: str = "") -> list[Message]:
         """Run to the model's final answer; return the whole conversation."""
-        messages: list[dict[str, Any]] = []
+        messages: list[Message] = []
         if system_prompt:
             messages.append({"role": "system", "content": system_prompt})
         messages.append({"role": "user", "content": user_message})

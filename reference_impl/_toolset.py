@@ -16,7 +16,7 @@ import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import anyio
 
@@ -33,6 +33,7 @@ from ._policy import Eligibility, resolve_policies
 from ._ranking import LexicalRanker, Ranker, RankingIndex, ToolDoc
 from ._selection import select_first_round
 from ._trace import DiscoveryTrace, SelectionTrace
+from ._wire import Definition, Notice, NoticeKind, ToolResult
 
 __all__ = ["AdaptiveToolset", "open_toolset"]
 
@@ -42,8 +43,9 @@ _log = logging.getLogger("reference_impl")
 DEFAULT_LIST_TIMEOUT = 30.0
 
 
-def _check_base_tools(base_tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    checked: list[dict[str, Any]] = []
+def _check_base_tools(base_tools: Sequence[Mapping[str, Any]]) -> list[Definition]:
+    # Only what the design needs is checked: a name, free of collisions; the rest is the host's to get right.
+    checked: list[Definition] = []
     names: set[str] = set()
     for i, tool in enumerate(base_tools):
         if not isinstance(tool, Mapping) or not isinstance(tool.get("name"), str) or not tool["name"]:
@@ -61,7 +63,7 @@ def _check_base_tools(base_tools: Sequence[Mapping[str, Any]]) -> list[dict[str,
         if tool["name"] in names:
             raise ConfigurationError(f"baseTools[{i}].name {tool['name']!r} is already taken in this request")
         names.add(tool["name"])
-        checked.append(dict(tool))
+        checked.append(cast(Definition, dict(tool)))
     return checked
 
 
@@ -83,7 +85,7 @@ class _Builder:
     once when the run opens, and again after each refresh."""
 
     servers: tuple[ServerConfig, ...]
-    base_tools: list[dict[str, Any]]
+    base_tools: list[Definition]
     ranker: Ranker
     system_prompt: str
 
@@ -109,7 +111,7 @@ class AdaptiveToolset:
         eligibility: Eligibility,
         index: RankingIndex,
         budgets: Budgets,
-        base_tools: list[dict[str, Any]],
+        base_tools: list[Definition],
         user_message: str,
         *,
         eviction: str | None = None,
@@ -124,7 +126,7 @@ class AdaptiveToolset:
         self.budgets = budgets
         self.eviction = eviction
         #: What the run has to tell its operator (PROTOCOL.md P40), oldest first.
-        self.notices: list[dict[str, Any]] = []
+        self.notices: list[Notice] = []
         self._connections = connections
         self._eligibility = eligibility
         self._index = index
@@ -179,7 +181,7 @@ class AdaptiveToolset:
         """Names of the active MCP tools, as the model sees them, in activation order."""
         return tuple(self.catalog.entries[i].exposed_name for i in self._active)
 
-    def definitions(self) -> list[dict[str, Any]]:
+    def definitions(self) -> list[Definition]:
         """The toolset's definitions for the next model request: discovery tool, then active tools."""
         # DEF-1.1, DEF-2.1: built anew on every read from the active set, so a tool activated by discovery is
         # in the very next list (DEF-2.2, CAT-1.3) and an unchanged run reads the same list (DEF-4.1, DEF-4.2);
@@ -188,15 +190,15 @@ class AdaptiveToolset:
         tools += [self.catalog.entries[i].definition() for i in self._active]
         return tools
 
-    def request_definitions(self) -> list[dict[str, Any]]:
+    def request_definitions(self) -> list[Definition]:
         """Base tools followed by the toolset's definitions: everything a request carries."""
         # DEF-1.3: base tools as given, first; BUD-1.1: the first round fits 96 with them (BUD-1.2).
-        return [dict(tool) for tool in self._base_tools] + self.definitions()
+        return [tool.copy() for tool in self._base_tools] + self.definitions()
 
     def can_execute(self, name: str) -> bool:
         return name in self._active_by_name
 
-    async def call(self, name: str, arguments: Any = None) -> dict[str, Any]:
+    async def call(self, name: str, arguments: Any = None) -> ToolResult:
         """Run one tool call through the execution gate. Never raises for a refused or failed call."""
         if name == DISCOVERY_TOOL and self.discovery_registered:
             # DSC-9.1: discovery runs here, on the catalog alone: it calls no server's tool.
@@ -231,7 +233,7 @@ class AdaptiveToolset:
         for connection in self._connections.values():
             await connection.settled()
 
-    def search(self, arguments: Any) -> dict[str, Any]:
+    def search(self, arguments: Any) -> ToolResult:
         """The discovery tool: activate the best matching candidates for the next turn."""
         try:
             args = parse_arguments(arguments, frozenset(self._policies))
@@ -423,8 +425,8 @@ class AdaptiveToolset:
             f"server {server_id!r} could not be listed again ({reason}); it keeps its last good catalog",
         )
 
-    def _notice(self, kind: str, server_id: str, message: str, tools: Sequence[str] = ()) -> None:
-        notice: dict[str, Any] = {"kind": kind, "server": server_id, "message": message}
+    def _notice(self, kind: NoticeKind, server_id: str, message: str, tools: Sequence[str] = ()) -> None:
+        notice: Notice = {"kind": kind, "server": server_id, "message": message}
         if tools:
             notice["tools"] = list(tools)
         if notice not in self.notices[-len(self._connections) :]:
@@ -454,7 +456,7 @@ async def _open_connections(
 async def open_toolset(
     servers: Sequence[ServerConfig],
     *,
-    base_tools: Sequence[Mapping[str, Any]] = (),
+    base_tools: Sequence[Definition] = (),
     user_message: str = "",
     system_prompt: str = "",
     ranker: Ranker | None = None,

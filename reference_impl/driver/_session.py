@@ -8,7 +8,7 @@ import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, NotRequired, TypedDict, cast
+from typing import Any, NotRequired, TypedDict
 
 from .._bounds import shown
 from .._config import HttpTarget, ServerConfig, StdioTarget, Target, ToolPolicy, check_server_id
@@ -273,7 +273,7 @@ class ReferenceDriver:
         run = self._run("run.definitions", {"runId": run_id})
         async with run.lock:
             await run.toolset.settled()  # P39: after the re-listings begun before this request
-            return cast(list[Definition], run.toolset.request_definitions())
+            return run.toolset.request_definitions()
 
     async def notices(self, run_id: Any) -> list[Notice]:
         """What the run has to tell its operator (P40): the ``notices`` of ``run.definitions``."""
@@ -281,7 +281,7 @@ class ReferenceDriver:
         run = self._run("run.definitions", {"runId": run_id})
         async with run.lock:
             await run.toolset.settled()
-            return [cast(Notice, dict(notice)) for notice in run.toolset.notices]
+            return [notice.copy() for notice in run.toolset.notices]
 
     async def call(self, run_id: Any, name: Any, arguments: Any = None) -> ToolResult:
         await self._settled(run_id)
@@ -289,7 +289,7 @@ class ReferenceDriver:
         run = self._run("run.call", params)
         async with run.lock:
             await run.toolset.settled()
-            return cast(ToolResult, await run.toolset.call(name, params["arguments"]))
+            return await run.toolset.call(name, params["arguments"])
 
     async def request(self, run_id: Any, extra_tools: Any = ()) -> list[Definition]:
         await self._settled(run_id)
@@ -298,7 +298,7 @@ class ReferenceDriver:
         async with run.lock:
             # BUD-3.4: a refused request changes nothing, and the run stays open (ID-16).
             await run.toolset.settled()
-            return cast(list[Definition], assemble_request(run.toolset.request_definitions(), params["extraTools"]))
+            return assemble_request(run.toolset.request_definitions(), params["extraTools"])
 
     async def close_run(self, run_id: Any) -> None:
         await self._settled(run_id)

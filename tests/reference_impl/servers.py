@@ -12,7 +12,7 @@ from typing import Any
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 
-from reference_impl import MemoryTarget, ServerConfig, StdioTarget, ToolPolicy
+from reference_impl import Definition, MemoryTarget, ServerConfig, StdioTarget, ToolPolicy
 
 OBJECT_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 
@@ -25,9 +25,14 @@ def tool(name: str, description: str = "", *, read_only: bool | None = None, sch
     return data
 
 
-def base_tools(count: int) -> list[dict[str, Any]]:
-    """``count`` base tools of a run (the host's own, not MCP tools): ``base_000``, ``base_001``, …"""
-    return [{"name": f"base_{i:03d}", "description": "", "inputSchema": {"type": "object"}} for i in range(count)]
+def base_tool(name: str) -> Definition:
+    """A base tool of a run (the host's own, not an MCP tool)."""
+    return {"name": name, "description": "", "inputSchema": {"type": "object"}}
+
+
+def base_tools(count: int) -> list[Definition]:
+    """``count`` base tools of a run: ``base_000``, ``base_001``, …"""
+    return [base_tool(f"base_{i:03d}") for i in range(count)]
 
 
 @dataclass

@@ -7,7 +7,16 @@ from typing import Any
 
 import pytest
 
-from reference_impl import DISCOVERY_TOOL, AdaptiveToolset, ServerConfig, ToolPolicy, discovery_definition, open_toolset
+from reference_impl import (
+    DISCOVERY_TOOL,
+    AdaptiveToolset,
+    Definition,
+    ServerConfig,
+    ToolPolicy,
+    ToolResult,
+    discovery_definition,
+    open_toolset,
+)
 from reference_impl._discovery import DEFAULT_LIMIT, MAX_LIMIT, InvalidDiscoveryArguments, parse_arguments
 
 from .servers import Recorder, base_tools, memory, tool
@@ -28,7 +37,7 @@ def shop(recorder: Recorder | None = None, *, policy: ToolPolicy | None = None) 
     return memory("shop", tools, policy=policy, recorder=recorder)
 
 
-def activated(result: dict[str, Any]) -> list[str]:
+def activated(result: ToolResult) -> list[str]:
     assert result["isError"] is False, result
     return [t["name"] for t in result["structuredContent"]["activated"]]
 
@@ -265,7 +274,7 @@ async def test_discovery_only_activates_inside_a_non_empty_auto_allowed_list() -
         assert activated(await toolset.call(DISCOVERY_TOOL, {"query": "widget", "limit": 12})) == ["shop__widget_05"]
 
 
-def _names(definitions: Sequence[dict[str, Any]]) -> list[str]:
+def _names(definitions: Sequence[Definition]) -> list[str]:
     return [d["name"] for d in definitions]
 
 

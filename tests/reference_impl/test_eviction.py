@@ -10,11 +10,11 @@ import pytest
 
 from reference_impl import AdaptiveToolset, ConfigurationError, ServerConfig, ToolPolicy, open_toolset
 
-from .servers import Recorder, memory, tool
+from .servers import Recorder, base_tool, memory, tool
 
 #: 95 base tools and the discovery tool leave a first round of 0 and a dynamic capacity of 16;
 #: 93 leave 2 and 18.
-BASE = [{"name": f"base_{i}", "description": "", "inputSchema": {"type": "object"}} for i in range(95)]
+BASE = [base_tool(f"base_{i}") for i in range(95)]
 
 
 def single(i: int, recorder: Recorder | None = None) -> ServerConfig:
@@ -36,7 +36,7 @@ async def run(
 
 def discover(toolset: AdaptiveToolset, i: int) -> dict[str, Any]:
     """A discovery call aimed at server ``sNN``'s one tool (DSC-5.8)."""
-    result: dict[str, Any] = toolset.search({"query": name(i), "server_ids": [f"s{i:02d}"], "limit": 1})
+    result = toolset.search({"query": name(i), "server_ids": [f"s{i:02d}"], "limit": 1})
     return dict(result["structuredContent"])
 
 

@@ -16,11 +16,12 @@ from reference_impl import (
     RequestTooLargeError,
     ToolCall,
     ToolPolicy,
+    ToolResult,
     assemble_request,
     open_toolset,
 )
 
-from .servers import Recorder, base_tools, memory, tool
+from .servers import Recorder, base_tool, base_tools, memory, tool
 
 SIZE_SCHEMA: dict[str, Any] = {"type": "object", "properties": {"size": {"type": "integer"}}, "required": ["size"]}
 
@@ -99,7 +100,7 @@ async def test_growth_through_discovery_that_would_exceed_128_fails_before_the_n
     # 95 base tools + discovery + 21 tools other parts of the host add = 117 at first;
     # discovering 12 tools makes the next request 117 + 12 = 129.
     widgets = [tool(f"w_{i:02d}", "widget") for i in range(20)]
-    extra = [{"name": f"extra_{i}", "description": "", "inputSchema": {"type": "object"}} for i in range(21)]
+    extra = [base_tool(f"extra_{i}") for i in range(21)]
     server = memory("shop", widgets, policy=ToolPolicy(max_active_tools=96))
     async with open_toolset([server], base_tools=base_tools(95)) as toolset:
         model = ScriptedModel(ModelReply(tool_calls=(ToolCall(DISCOVERY_TOOL, {"query": "widget", "limit": 12}),)))
@@ -115,7 +116,7 @@ async def test_the_loop_stops_after_max_turns() -> None:
     model = ScriptedModel(*(ModelReply(tool_calls=(ToolCall("base_000", {}),)) for _ in range(3)))
     calls: list[str] = []
 
-    async def execute(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    async def execute(name: str, arguments: Mapping[str, Any]) -> ToolResult:
         calls.append(name)
         return {"content": [], "isError": False}
 
@@ -132,5 +133,5 @@ def test_max_turns_below_one_is_refused() -> None:
         AgentLoop(ScriptedModel(), list, _never_called, max_turns=0)
 
 
-async def _never_called(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+async def _never_called(name: str, arguments: Mapping[str, Any]) -> ToolResult:
     raise AssertionError("no tool should run")

@@ -14,6 +14,7 @@ from reference_impl import (
     FIRST_ROUND_LIMIT,
     REQUEST_LIMIT,
     Budgets,
+    Definition,
     McpToolSelectionError,
     SelectionError,
     ServerConfig,
@@ -195,7 +196,7 @@ def _shuffled_servers(seed: int) -> list[ServerConfig]:
 
 async def test_reordering_servers_or_their_listings_changes_neither_the_active_set_nor_the_order() -> None:
     message = "show the open pull requests and 工单 in linear"
-    results: list[tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]] = []
+    results: list[tuple[list[Definition], dict[str, Any], list[Definition]]] = []
     for seed in range(4):
         async with open_toolset(_shuffled_servers(seed), base_tools=base_tools(80), user_message=message) as toolset:
             first_round = toolset.request_definitions()

@@ -14,6 +14,7 @@ import pytest
 from reference_impl import (
     DISCOVERY_TOOL,
     ConfigurationError,
+    Definition,
     SelectionError,
     ServerConfig,
     ServerConnectionError,
@@ -23,7 +24,7 @@ from reference_impl import (
     open_toolset,
 )
 
-from .servers import RawServer, Recorder, base_tools, memory, numbered_tools, raw_server, tool
+from .servers import RawServer, Recorder, base_tool, base_tools, memory, numbered_tools, raw_server, tool
 
 PROVIDER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 RELEASE_SCHEMA: dict[str, Any] = {
@@ -46,7 +47,7 @@ def github(recorder: Recorder) -> ServerConfig:
     return memory("gh", tools, recorder=recorder)
 
 
-def names(definitions: list[dict[str, Any]]) -> list[str]:
+def names(definitions: list[Definition]) -> list[str]:
     return [d["name"] for d in definitions]
 
 
@@ -281,7 +282,7 @@ async def test_a_base_tool_named_like_an_mcp_tool_of_the_run_is_a_configuration_
         (exposed_name("gh__find.user"), "find.user"),
     ]
     for name, original in collisions:
-        base = [{"name": "fine"}, {"name": name}]
+        base = [base_tool("fine"), base_tool(name)]
         with pytest.raises(ConfigurationError) as caught:
             async with open_toolset([memory("gh", tools, recorder=recorder)], base_tools=base):
                 pytest.fail("the run must not open")
@@ -293,7 +294,7 @@ async def test_a_base_tool_named_search_mcp_tools_is_refused_even_without_discov
     with pytest.raises(ConfigurationError, match="collides with the discovery tool search_mcp_tools"):
         async with open_toolset(
             [memory("gh", numbered_tools("aa", 3), policy=ToolPolicy(mode="all"))],
-            base_tools=[{"name": DISCOVERY_TOOL}],
+            base_tools=[base_tool(DISCOVERY_TOOL)],
         ):
             pytest.fail("the run must not open")
 

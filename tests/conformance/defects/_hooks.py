@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reference_impl import _toolset
+from reference_impl import Definition, ToolResult, _toolset
 from reference_impl._budgets import Budgets
 from reference_impl._catalog import Catalog
 from reference_impl._config import ServerConfig, ToolPolicy
@@ -130,7 +130,7 @@ def during_search(
     policies, eligibility or ranking index."""
     original = AdaptiveToolset.search
 
-    def search(self: AdaptiveToolset, arguments: Any) -> dict[str, Any]:
+    def search(self: AdaptiveToolset, arguments: Any) -> ToolResult:
         if when is not None and not when(self, arguments):
             return original(self, arguments)
         saved = self._policies, self._eligibility, self._index
@@ -161,22 +161,22 @@ def wrap_parse(
     _swap(_toolset, "parse_arguments", parse)
 
 
-def after_search(edit: Callable[[AdaptiveToolset, Any, dict[str, Any], list[str]], dict[str, Any]]) -> None:
+def after_search(edit: Callable[[AdaptiveToolset, Any, ToolResult, list[str]], ToolResult]) -> None:
     """Pass every discovery result through ``edit(toolset, arguments, result, activated before)``."""
     original = AdaptiveToolset.search
 
-    def search(self: AdaptiveToolset, arguments: Any) -> dict[str, Any]:
+    def search(self: AdaptiveToolset, arguments: Any) -> ToolResult:
         before = list(self.active_names)
         return edit(self, arguments, original(self, arguments), before)
 
     _swap(AdaptiveToolset, "search", search)
 
 
-def mcp_order(reorder: Callable[[AdaptiveToolset, list[dict[str, Any]]], list[dict[str, Any]]]) -> None:
+def mcp_order(reorder: Callable[[AdaptiveToolset, list[Definition]], list[Definition]]) -> None:
     """List every run's active MCP tools in the order ``reorder`` gives them."""
     original = AdaptiveToolset.definitions
 
-    def definitions(self: AdaptiveToolset) -> list[dict[str, Any]]:
+    def definitions(self: AdaptiveToolset) -> list[Definition]:
         tools = original(self)
         head = 1 if self.discovery_registered else 0
         return tools[:head] + reorder(self, tools[head:])

@@ -11,7 +11,17 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
-from reference_impl import _budgets, _catalog, _config, _connections, _policy, _ranking, _selection, _toolset
+from reference_impl import (
+    ToolResult,
+    _budgets,
+    _catalog,
+    _config,
+    _connections,
+    _policy,
+    _ranking,
+    _selection,
+    _toolset,
+)
 from reference_impl._catalog import Catalog
 from reference_impl._toolset import AdaptiveToolset
 from reference_impl.driver import _session
@@ -87,7 +97,7 @@ def gate_checks_prefix_only() -> None:
     """The gate runs any name whose server prefix names a server of the run."""
     original = AdaptiveToolset.call
 
-    async def call(self: AdaptiveToolset, name: str, arguments: Any = None) -> dict[str, Any]:
+    async def call(self: AdaptiveToolset, name: str, arguments: Any = None) -> ToolResult:
         target = _split_prefix(self, name) if _refused_by_gate(self, name) else None
         if target is not None and (arguments is None or isinstance(arguments, Mapping)):
             server_id, tool = target
@@ -115,7 +125,7 @@ def gate_calls_before_refusing() -> None:
                 return server_id, name
         return None
 
-    async def call(self: AdaptiveToolset, name: str, arguments: Any = None) -> dict[str, Any]:
+    async def call(self: AdaptiveToolset, name: str, arguments: Any = None) -> ToolResult:
         if _refused_by_gate(self, name):
             target = resemble(self, name)
             if target is not None:
@@ -239,7 +249,7 @@ def discovery_ignores_max_active() -> None:
     """Discovery activates tools of a server that is at its maxActiveTools."""
     original = AdaptiveToolset.search
 
-    def search(self: AdaptiveToolset, arguments: Any) -> dict[str, Any]:
+    def search(self: AdaptiveToolset, arguments: Any) -> ToolResult:
         policies = self._policies
         _swap(self, "_policies", {server_id: _Unbounded() for server_id in policies})
         try:

@@ -4,7 +4,7 @@ final check of every request against 128, and first-round capacities at and belo
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from reference_impl import _budgets
 from reference_impl._budgets import Budgets
@@ -50,8 +50,8 @@ def request_check_counts_definitions_at_open() -> None:
         at_open[run_id] = len(self._runs[run_id].toolset.request_definitions())
         return run_id
 
-    async def request(self: ReferenceDriver, run_id: Any, extra_tools: Any = ()) -> list[dict[str, Any]]:
-        extra = [dict(tool) for tool in extra_tools]
+    async def request(self: ReferenceDriver, run_id: Any, extra_tools: Any = ()) -> list[Definition]:
+        extra = [cast(Definition, dict(tool)) for tool in extra_tools]
         run = self._run("run.request", {"runId": run_id, "extraTools": extra})
         if at_open.get(run_id, 0) + len(extra) > _budgets.REQUEST_LIMIT:
             raise _too_large(at_open[run_id] + len(extra))

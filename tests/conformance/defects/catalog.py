@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from reference_impl import _catalog, _connections, _policy, _toolset
+from reference_impl import ToolResult, _catalog, _connections, _policy, _toolset
 from reference_impl._catalog import Catalog, CatalogEntry
 from reference_impl._config import StdioTarget
 from reference_impl._toolset import AdaptiveToolset
@@ -195,7 +195,7 @@ def routed_by_original_name() -> None:
     """Calls are routed by the original name alone, to the first server configured that has it."""
     call = AdaptiveToolset.call
 
-    async def _call(self: AdaptiveToolset, name: str, arguments: Any = None) -> dict[str, Any]:
+    async def _call(self: AdaptiveToolset, name: str, arguments: Any = None) -> ToolResult:
         entry = self._active_by_name.get(name)
         if entry is None or not isinstance(arguments, Mapping | None):
             return await call(self, name, arguments)
@@ -212,7 +212,7 @@ def server_gets_qualified_name() -> None:
     """``tools/call`` carries the qualified name instead of the server's own name for the tool."""
     call = _connections.Connection.call
 
-    async def _call(self: _connections.Connection, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    async def _call(self: _connections.Connection, name: str, arguments: Mapping[str, Any]) -> ToolResult:
         return await call(self, _catalog.qualified_name(self.config.id, name), arguments)
 
     _swap(_connections.Connection, "call", _call)
@@ -223,7 +223,7 @@ def arguments_filtered_to_schema() -> None:
     """Arguments are cut down to the properties of the tool's input schema before the call."""
     call = AdaptiveToolset.call
 
-    async def _call(self: AdaptiveToolset, name: str, arguments: Any = None) -> dict[str, Any]:
+    async def _call(self: AdaptiveToolset, name: str, arguments: Any = None) -> ToolResult:
         entry = self._active_by_name.get(name)
         if entry is not None and isinstance(arguments, Mapping):
             declared = entry.input_schema.get("properties") or {}

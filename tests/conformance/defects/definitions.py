@@ -6,9 +6,9 @@ from __future__ import annotations
 import dataclasses
 import random
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
-from reference_impl import _catalog, _selection, _toolset
+from reference_impl import Definition, ToolResult, _catalog, _selection, _toolset
 from reference_impl._catalog import Catalog, CatalogEntry
 from reference_impl._discovery import DISCOVERY_TOOL
 from reference_impl._errors import ConfigurationError
@@ -21,14 +21,14 @@ from tests.conformance.defects._registry import defect, variant
 __all__: list[str] = []
 
 
-Definitions = list[dict[str, Any]]
+Definitions = list[Definition]
 
 
 def _mcp_definitions_rearranged(rearrange: Callable[[AdaptiveToolset, Definitions], Definitions]) -> None:
     """The active MCP tools' definitions come in the order ``rearrange(toolset, definitions)`` gives."""
     definitions = AdaptiveToolset.definitions
 
-    def _definitions(self: AdaptiveToolset) -> list[dict[str, Any]]:
+    def _definitions(self: AdaptiveToolset) -> list[Definition]:
         tools = definitions(self)
         head = 1 if self.discovery_registered else 0
         return tools[:head] + rearrange(self, tools[head:])
@@ -86,9 +86,13 @@ def base_tools_trimmed() -> None:
     """Base tools lose every field but the three a definition needs."""
     check = _toolset._check_base_tools
 
-    def _check_base_tools(base_tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    def _check_base_tools(base_tools: Sequence[Mapping[str, Any]]) -> list[Definition]:
         keep = ("name", "description", "inputSchema")
-        return [{k: tool[k] for k in keep if k in tool} for tool in check(base_tools)]
+
+        def trimmed(tool: Mapping[str, Any]) -> Definition:
+            return cast(Definition, {k: tool[k] for k in keep if k in tool})
+
+        return [trimmed(tool) for tool in check(base_tools)]
 
     _swap(_toolset, "_check_base_tools", _check_base_tools)
 
@@ -99,7 +103,7 @@ def sticky_extra_tools() -> None:
     request = _session.ReferenceDriver.request
     carried: dict[Any, list[Any]] = {}
 
-    async def _request(self: _session.ReferenceDriver, run_id: Any, extra_tools: Any = ()) -> list[dict[str, Any]]:
+    async def _request(self: _session.ReferenceDriver, run_id: Any, extra_tools: Any = ()) -> list[Definition]:
         tools = await request(self, run_id, extra_tools)
         earlier = carried.setdefault(run_id, [])
         stale = [tool for tool in earlier if tool not in tools]
@@ -114,14 +118,14 @@ def definitions_frozen() -> None:
     """Definitions are copied when the run opens; discovered tools never appear in them."""
     original_init = AdaptiveToolset.__init__
     original_definitions = AdaptiveToolset.definitions
-    frozen: dict[int, list[dict[str, Any]]] = {}
+    frozen: dict[int, list[Definition]] = {}
 
     def __init__(self: AdaptiveToolset, *args: Any, **kwargs: Any) -> None:
         original_init(self, *args, **kwargs)
         frozen[id(self)] = original_definitions(self)
 
-    def definitions(self: AdaptiveToolset) -> list[dict[str, Any]]:
-        return [dict(tool) for tool in frozen[id(self)]]
+    def definitions(self: AdaptiveToolset) -> list[Definition]:
+        return [tool.copy() for tool in frozen[id(self)]]
 
     _swap(AdaptiveToolset, "__init__", __init__)
     _swap(AdaptiveToolset, "definitions", definitions)
@@ -133,7 +137,7 @@ def discovery_replaces_previous() -> None:
     search = AdaptiveToolset.search
     last: dict[int, list[int]] = {}
 
-    def _search(self: AdaptiveToolset, arguments: Any) -> dict[str, Any]:
+    def _search(self: AdaptiveToolset, arguments: Any) -> ToolResult:
         for i in last.pop(id(self), []):
             entry = self.catalog.entries[i]
             self._active.remove(i)
@@ -153,7 +157,7 @@ def order_shuffled_per_run() -> None:
     """Every run shuffles its MCP tools with a seed drawn when it opens (repeated reads agree)."""
     seeds: dict[int, float] = {}
 
-    def rearrange(toolset: AdaptiveToolset, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def rearrange(toolset: AdaptiveToolset, tools: Definitions) -> Definitions:
         seed = seeds.setdefault(id(toolset), random.random())
         return sorted(tools, key=lambda tool: random.Random(f"{seed}:{tool['name']}").random())
 
@@ -165,7 +169,7 @@ def reads_alternate_order() -> None:
     """Reading the definitions flips the order of the MCP tools for the next read."""
     reads: dict[int, int] = {}
 
-    def rearrange(toolset: AdaptiveToolset, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def rearrange(toolset: AdaptiveToolset, tools: Definitions) -> Definitions:
         reads[id(toolset)] = reads.get(id(toolset), 0) + 1
         return tools[::-1] if reads[id(toolset)] % 2 == 0 else tools
 
@@ -199,8 +203,10 @@ def _discovery_name_for_base_tools() -> None:
     """Let base tools be named ``search_mcp_tools``; every other base tool check holds."""
     check = _toolset._check_base_tools
 
-    def _check_base_tools(base_tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        named = [dict(t) for t in base_tools if isinstance(t, Mapping) and t.get("name") == DISCOVERY_TOOL]
+    def _check_base_tools(base_tools: Sequence[Mapping[str, Any]]) -> list[Definition]:
+        named = [
+            cast(Definition, dict(t)) for t in base_tools if isinstance(t, Mapping) and t.get("name") == DISCOVERY_TOOL
+        ]
         return (
             check([t for t in base_tools if not (isinstance(t, Mapping) and t.get("name") == DISCOVERY_TOOL)]) + named
         )
@@ -241,7 +247,7 @@ def duplicate_base_tools_accepted() -> None:
     """Every other base tool check holds; a name given twice goes through twice."""
     check = _toolset._check_base_tools
 
-    def _check_base_tools(base_tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    def _check_base_tools(base_tools: Sequence[Mapping[str, Any]]) -> list[Definition]:
         seen: set[Any] = set()
         first: list[Mapping[str, Any]] = []
         again: list[Mapping[str, Any]] = []
@@ -249,7 +255,7 @@ def duplicate_base_tools_accepted() -> None:
             name = tool.get("name") if isinstance(tool, Mapping) else None
             (again if name is not None and name in seen else first).append(tool)
             seen.add(name)
-        return check(first) + [dict(tool) for tool in again]
+        return check(first) + [cast(Definition, dict(tool)) for tool in again]
 
     _swap(_toolset, "_check_base_tools", _check_base_tools)
 
@@ -270,7 +276,7 @@ def base_prefix_forwarded() -> None:
     """A base tool named ``server__name`` is run as the tool ``name`` of that server."""
     call = AdaptiveToolset.call
 
-    async def _call(self: AdaptiveToolset, name: str, arguments: Any = None) -> dict[str, Any]:
+    async def _call(self: AdaptiveToolset, name: str, arguments: Any = None) -> ToolResult:
         server_id, sep, tool = name.partition(_catalog.SEPARATOR)
         base = any(t["name"] == name for t in self._base_tools)
         if base and sep and server_id in self._connections and isinstance(arguments, Mapping | None):
@@ -289,7 +295,7 @@ def definitions_in_name_order() -> None:
     """A request lists its definitions sorted by name."""
     request_definitions = AdaptiveToolset.request_definitions
 
-    def _request_definitions(self: AdaptiveToolset) -> list[dict[str, Any]]:
+    def _request_definitions(self: AdaptiveToolset) -> list[Definition]:
         return sorted(request_definitions(self), key=lambda tool: str(tool["name"]))
 
     _swap(AdaptiveToolset, "request_definitions", _request_definitions)

@@ -8,7 +8,7 @@ import itertools
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from reference_impl import _discovery, _toolset
+from reference_impl import Definition, ToolResult, _discovery, _toolset
 from reference_impl._budgets import Budgets
 from reference_impl._connections import error_result
 from reference_impl._discovery import DiscoveryArguments, InvalidDiscoveryArguments
@@ -48,7 +48,7 @@ def discovery_tool_without_servers() -> None:
 def _edit_schema(edit: Callable[[dict[str, Any]], None]) -> None:
     original = _discovery.discovery_definition
 
-    def definition() -> dict[str, Any]:
+    def definition() -> Definition:
         tool = original()
         edit(tool["inputSchema"])
         return tool
@@ -103,7 +103,7 @@ def active_tools_reactivated() -> None:
     original_search = AdaptiveToolset.search
     original_activate = AdaptiveToolset._activate
 
-    def search(self: AdaptiveToolset, arguments: Any) -> dict[str, Any]:
+    def search(self: AdaptiveToolset, arguments: Any) -> ToolResult:
         active = self._active_set
         self._active_set = set()
         try:
@@ -186,7 +186,7 @@ def large_limit_refused_after_activating() -> None:
     """The refusal DSC-5.3 allows, given too late: the tools stay active."""
     original = AdaptiveToolset.search
 
-    def search(self: AdaptiveToolset, arguments: Any) -> dict[str, Any]:
+    def search(self: AdaptiveToolset, arguments: Any) -> ToolResult:
         result = original(self, arguments)
         limit = arguments.get("limit") if isinstance(arguments, Mapping) else None
         if isinstance(limit, int) and not isinstance(limit, bool) and limit > 12 and not result["isError"]:
@@ -231,7 +231,7 @@ def null_limit_refused() -> None:
 def room_checked_only_before_the_call() -> None:
     original = AdaptiveToolset.search
 
-    def search(self: AdaptiveToolset, arguments: Any) -> dict[str, Any]:
+    def search(self: AdaptiveToolset, arguments: Any) -> ToolResult:
         budgets = self.budgets
         if budgets.dynamic_capacity - len(self._active) <= 0:
             return original(self, arguments)
@@ -253,10 +253,10 @@ def server_room_checked_once_per_call() -> None:
     during_search(policies=lambda t, sid, p: MaxActive(10**6) if t._per_server[sid] < p.max_active_tools else p)
 
 
-def _edit_result(edit: Callable[[AdaptiveToolset, Any, dict[str, Any], list[str]], None]) -> None:
+def _edit_result(edit: Callable[[AdaptiveToolset, Any, ToolResult, list[str]], None]) -> None:
     """Edit every successful discovery result in place."""
 
-    def edited(toolset: AdaptiveToolset, arguments: Any, result: dict[str, Any], before: list[str]) -> dict[str, Any]:
+    def edited(toolset: AdaptiveToolset, arguments: Any, result: ToolResult, before: list[str]) -> ToolResult:
         if not result["isError"]:
             edit(toolset, arguments, result, before)
         return result
@@ -266,7 +266,7 @@ def _edit_result(edit: Callable[[AdaptiveToolset, Any, dict[str, Any], list[str]
 
 @defect("DSC-5.7", "a call that activates nothing is an error")
 def nothing_found_is_an_error() -> None:
-    def edit(_t: AdaptiveToolset, _a: Any, result: dict[str, Any], _b: list[str]) -> None:
+    def edit(_t: AdaptiveToolset, _a: Any, result: ToolResult, _b: list[str]) -> None:
         if not result["structuredContent"]["activated"]:
             result["isError"] = True
 
@@ -307,7 +307,7 @@ def scoped_walk_stops_outside_the_scope() -> None:
     call's ``server_ids`` leaves out."""
     search = AdaptiveToolset.search
 
-    def scoped(self: AdaptiveToolset, arguments: Any) -> dict[str, Any]:
+    def scoped(self: AdaptiveToolset, arguments: Any) -> ToolResult:
         scope = arguments.get("server_ids") if isinstance(arguments, Mapping) else None
         if not isinstance(scope, list) or not scope:
             return search(self, arguments)
@@ -328,7 +328,7 @@ def scoped_walk_stops_outside_the_scope() -> None:
 
 @defect("DSC-6.1", "activated lists only the first tool the call activated")
 def activated_lists_only_the_first() -> None:
-    def edit(_t: AdaptiveToolset, _a: Any, result: dict[str, Any], _b: list[str]) -> None:
+    def edit(_t: AdaptiveToolset, _a: Any, result: ToolResult, _b: list[str]) -> None:
         result["structuredContent"]["activated"] = result["structuredContent"]["activated"][:1]
 
     _edit_result(edit)
@@ -336,7 +336,7 @@ def activated_lists_only_the_first() -> None:
 
 @defect("DSC-6.2", "activeCount is the count before the call")
 def active_count_before_the_call() -> None:
-    def edit(_t: AdaptiveToolset, _a: Any, result: dict[str, Any], before: list[str]) -> None:
+    def edit(_t: AdaptiveToolset, _a: Any, result: ToolResult, before: list[str]) -> None:
         result["structuredContent"]["activeCount"] = len(before)
 
     _edit_result(edit)
@@ -344,7 +344,7 @@ def active_count_before_the_call() -> None:
 
 @defect("DSC-6.3", "remainingCapacity leaves the base tools out")
 def remaining_capacity_ignores_base_tools() -> None:
-    def edit(toolset: AdaptiveToolset, _a: Any, result: dict[str, Any], _b: list[str]) -> None:
+    def edit(toolset: AdaptiveToolset, _a: Any, result: ToolResult, _b: list[str]) -> None:
         result["structuredContent"]["remainingCapacity"] += toolset.budgets.base_tools
 
     _edit_result(edit)
@@ -352,7 +352,7 @@ def remaining_capacity_ignores_base_tools() -> None:
 
 @defect("DSC-6.4", "the text of a discovery result gives only the counts, not the tools")
 def text_without_the_activated_tools() -> None:
-    def edit(_t: AdaptiveToolset, _a: Any, result: dict[str, Any], _b: list[str]) -> None:
+    def edit(_t: AdaptiveToolset, _a: Any, result: ToolResult, _b: list[str]) -> None:
         content = result["structuredContent"]
         result["content"] = [
             {
@@ -467,7 +467,7 @@ def empty_server_ids_scope_nothing() -> None:
 def non_auto_scope_refused() -> None:
     original = AdaptiveToolset.search
 
-    def search(self: AdaptiveToolset, arguments: Any) -> dict[str, Any]:
+    def search(self: AdaptiveToolset, arguments: Any) -> ToolResult:
         ids = arguments.get("server_ids") if isinstance(arguments, Mapping) else None
         auto = self._eligibility.auto_servers
         if isinstance(ids, list) and any(isinstance(i, str) and i in self._policies and i not in auto for i in ids):
@@ -484,7 +484,7 @@ def non_auto_scope_refused() -> None:
 def discovery_calls_what_it_activates() -> None:
     original = AdaptiveToolset.call
 
-    async def call(self: AdaptiveToolset, name: str, arguments: Any = None) -> dict[str, Any]:
+    async def call(self: AdaptiveToolset, name: str, arguments: Any = None) -> ToolResult:
         result = await original(self, name, arguments)
         if name == _discovery.DISCOVERY_TOOL and not result["isError"]:
             for found in result["structuredContent"]["activated"]:
@@ -497,7 +497,7 @@ def discovery_calls_what_it_activates() -> None:
 
 @defect("DSC-9.2", "the result also names matching tools the call did not activate")
 def result_names_matches_it_left() -> None:
-    def edit(toolset: AdaptiveToolset, arguments: Any, result: dict[str, Any], _b: list[str]) -> None:
+    def edit(toolset: AdaptiveToolset, arguments: Any, result: ToolResult, _b: list[str]) -> None:
         entries = toolset.catalog.entries
         left = [
             entries[i].exposed_name for i in toolset._index.matches(arguments["query"]) if i not in toolset._active_set
@@ -524,7 +524,7 @@ def positive_score_is_relevance() -> None:
 
 @defect("DSC-10.3", "activated lists the tools by name, not in ranking order")
 def activated_listed_by_name() -> None:
-    def edit(_t: AdaptiveToolset, _a: Any, result: dict[str, Any], _b: list[str]) -> None:
+    def edit(_t: AdaptiveToolset, _a: Any, result: ToolResult, _b: list[str]) -> None:
         result["structuredContent"]["activated"].sort(key=lambda found: found["name"])
 
     _edit_result(edit)

@@ -11,6 +11,7 @@ import itertools
 from collections.abc import Iterable
 from typing import Any
 
+from reference_impl import ToolResult
 from reference_impl._budgets import Budgets
 from reference_impl._catalog import CatalogEntry
 from reference_impl._eviction import Recency
@@ -43,7 +44,7 @@ def _search_wrapped(after: Any) -> None:
     """``after(toolset, result)`` rewrites each discovery result of a run with eviction."""
     search = AdaptiveToolset.search
 
-    def wrapped(self: AdaptiveToolset, arguments: Any) -> dict[str, Any]:
+    def wrapped(self: AdaptiveToolset, arguments: Any) -> ToolResult:
         result = search(self, arguments)
         return after(self, result) if self.eviction is not None and not result["isError"] else result
 
@@ -56,7 +57,7 @@ def eviction_one_past_the_capacity() -> None:
     _evicting()
     search = AdaptiveToolset.search
 
-    def wrapped(self: AdaptiveToolset, arguments: Any) -> dict[str, Any]:
+    def wrapped(self: AdaptiveToolset, arguments: Any) -> ToolResult:
         if self.eviction is None:
             return search(self, arguments)
         budgets = self.budgets
@@ -75,7 +76,7 @@ def eviction_before_it_is_needed() -> None:
     _evicting()
     search = AdaptiveToolset.search
 
-    def wrapped(self: AdaptiveToolset, arguments: Any) -> dict[str, Any]:
+    def wrapped(self: AdaptiveToolset, arguments: Any) -> ToolResult:
         evictable = self._evictable() if self.eviction is not None else []
         early = None
         if evictable and self.budgets.dynamic_capacity - len(self._active) <= 4:
@@ -145,7 +146,7 @@ def evicted_tool_still_executable() -> None:
         self.__dict__.setdefault("_still_callable", {})[entry.exposed_name] = entry
         return entry
 
-    async def gate(self: AdaptiveToolset, name: str, arguments: Any = None) -> dict[str, Any]:
+    async def gate(self: AdaptiveToolset, name: str, arguments: Any = None) -> ToolResult:
         entry = self.__dict__.get("_still_callable", {}).get(name)
         if entry is not None and name not in self._active_by_name:
             return await self._connections[entry.server_id].call(entry.name, arguments or {})
@@ -168,7 +169,7 @@ def calls_are_not_uses() -> None:
     _evicting()
     call = AdaptiveToolset.call
 
-    async def forgetful(self: AdaptiveToolset, name: str, arguments: Any = None) -> dict[str, Any]:
+    async def forgetful(self: AdaptiveToolset, name: str, arguments: Any = None) -> ToolResult:
         use = self._recency.use
         self._recency.use = lambda names: None  # type: ignore[method-assign]
         try:
@@ -272,7 +273,7 @@ def evicted_tools_are_gone_for_good() -> None:
         self.__dict__.setdefault("_banned", set()).add(entry.qualified_name)
         return entry
 
-    def wrapped(self: AdaptiveToolset, arguments: Any) -> dict[str, Any]:
+    def wrapped(self: AdaptiveToolset, arguments: Any) -> ToolResult:
         banned = self.__dict__.get("_banned", set())
         eligibility = self._eligibility
         hidden = {e.index for e in self.catalog.entries if e.qualified_name in banned}
@@ -306,7 +307,7 @@ def eviction_ignores_the_server_cap() -> None:
     _evicting()
     search = AdaptiveToolset.search
 
-    def wrapped(self: AdaptiveToolset, arguments: Any) -> dict[str, Any]:
+    def wrapped(self: AdaptiveToolset, arguments: Any) -> ToolResult:
         if self.eviction is None:
             return search(self, arguments)
         policies = self._policies

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reference_impl import _connections, _stdio
+from reference_impl import ToolResult, _connections, _stdio
 from reference_impl._discovery import DISCOVERY_TOOL
 from reference_impl._toolset import AdaptiveToolset
 from tests.conformance.defects._patches import _refused_by_gate, _swap
@@ -23,7 +23,7 @@ def refusal_without_discovery_hint() -> None:
     """A refusal says the tool is not active, and nothing about how to activate it."""
     original = AdaptiveToolset.call
 
-    async def call(self: AdaptiveToolset, name: str, arguments: Any = None) -> dict[str, Any]:
+    async def call(self: AdaptiveToolset, name: str, arguments: Any = None) -> ToolResult:
         if _refused_by_gate(self, name):
             return _connections.error_result(f"Tool {name!r} is not available.")
         return await original(self, name, arguments)
@@ -50,7 +50,7 @@ def refusal_without_error_flag() -> None:
     which PRO-6 judges before any GATE check.)"""
     original = AdaptiveToolset.call
 
-    async def call(self: AdaptiveToolset, name: str, arguments: Any = None) -> dict[str, Any]:
+    async def call(self: AdaptiveToolset, name: str, arguments: Any = None) -> ToolResult:
         result = await original(self, name, arguments)
         return {**result, "isError": False} if _refused_by_gate(self, name) else result
 
@@ -76,7 +76,7 @@ def _abort_after(refused: bool) -> None:
     """After a refused call (``refused``) or a failed one, every later call of the run fails."""
     original = AdaptiveToolset.call
 
-    async def call(self: AdaptiveToolset, name: str, arguments: Any = None) -> dict[str, Any]:
+    async def call(self: AdaptiveToolset, name: str, arguments: Any = None) -> ToolResult:
         if id(self) in _ABORTED:
             return _connections.error_result("this run was aborted after an earlier tool call went wrong")
         result = await original(self, name, arguments)
@@ -102,7 +102,7 @@ def connection_lost_after_a_server_error() -> None:
     """The error result comes back as it should; the server's other tools are gone with it."""
     original = _connections.Connection.call
 
-    async def call(self: _connections.Connection, name: str, arguments: Any) -> dict[str, Any]:
+    async def call(self: _connections.Connection, name: str, arguments: Any) -> ToolResult:
         result = await original(self, name, arguments)
         if result["isError"] and "MCP error" in str(result.get("content")):
             self._client = None

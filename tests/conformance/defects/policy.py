@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from reference_impl import _config, _policy, _selection, _toolset, _trace
+from reference_impl import Definition, ToolResult, _config, _policy, _selection, _toolset, _trace
 from reference_impl._catalog import Catalog, CatalogEntry
 from reference_impl._config import ServerConfig, ToolPolicy
 from reference_impl._errors import ConfigurationError, SelectionError
@@ -64,7 +64,7 @@ def _discovery_with(change: Callable[[Eligibility], Eligibility]) -> None:
     """Discovery sees the eligibility ``change`` makes of the real one."""
     search = AdaptiveToolset.search
 
-    def _search(self: AdaptiveToolset, arguments: Any) -> dict[str, Any]:
+    def _search(self: AdaptiveToolset, arguments: Any) -> ToolResult:
         real = self._eligibility
         self._eligibility = change(real)
         try:
@@ -121,7 +121,7 @@ def ineligible_tools_listed() -> None:
     """Definitions also show pinned tools the policy keeps out; the gate still refuses them."""
     definitions = AdaptiveToolset.definitions
 
-    def _definitions(self: AdaptiveToolset) -> list[dict[str, Any]]:
+    def _definitions(self: AdaptiveToolset) -> list[Definition]:
         shown = [
             entry.definition()
             for entry in self.catalog.entries
@@ -136,7 +136,7 @@ def gate_also_runs(admits: Callable[[AdaptiveToolset, CatalogEntry], bool]) -> N
     """The gate also runs a catalog tool that is not active when ``admits(toolset, entry)``."""
     call = AdaptiveToolset.call
 
-    async def _call(self: AdaptiveToolset, name: str, arguments: Any = None) -> dict[str, Any]:
+    async def _call(self: AdaptiveToolset, name: str, arguments: Any = None) -> ToolResult:
         entry = self.catalog.by_exposed.get(name)
         runs = entry is not None and not self.can_execute(name) and admits(self, entry)
         if entry is not None and runs and isinstance(arguments, Mapping | None):
@@ -514,8 +514,8 @@ def phantom_pinned_tools() -> None:
     _policies_rewritten(rewrite)
     definitions = AdaptiveToolset.definitions
 
-    def _definitions(self: AdaptiveToolset) -> list[dict[str, Any]]:
-        phantoms = [
+    def _definitions(self: AdaptiveToolset) -> list[Definition]:
+        phantoms: list[Definition] = [
             {"name": f"{server.id}__{name}", "description": "", "inputSchema": {"type": "object"}}
             for server in self.servers
             for name in server.policy.pinned_tools

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from reference_impl import _toolset
+from reference_impl import ToolResult, _toolset
 from reference_impl._connections import DEFAULT_CONNECT_TIMEOUT
 from reference_impl._toolset import AdaptiveToolset
 from reference_impl.driver import __main__ as stdio
@@ -125,7 +125,7 @@ def unknown_run_closes_the_open_runs() -> None:
 def discovery_counts_as_strings() -> None:
     original = AdaptiveToolset.search
 
-    def search(self: AdaptiveToolset, arguments: Any) -> dict[str, Any]:
+    def search(self: AdaptiveToolset, arguments: Any) -> ToolResult:
         result = original(self, arguments)
         content = result.get("structuredContent")
         if isinstance(content, dict):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reference_impl import _connections, _toolset
+from reference_impl import Definition, ToolResult, _connections, _toolset
 from reference_impl._catalog import Catalog
 from reference_impl._policy import Eligibility
 from reference_impl._ranking import RankingIndex
@@ -96,7 +96,7 @@ def definitions_lag_the_gate() -> None:
         self.__dict__["_shown"] = definitions(self)
         return bool(apply(self, server_id, tools))
 
-    def shown(self: AdaptiveToolset) -> list[dict[str, Any]]:
+    def shown(self: AdaptiveToolset) -> list[Definition]:
         return list(self.__dict__.get("_shown") or definitions(self))
 
     _apply_wrapped(late)
@@ -131,7 +131,7 @@ def removed_tools_reach_the_server() -> None:
         routes.update({name: entry for name, entry in before.items() if name not in self._active_by_name})
         return applied
 
-    async def gate(self: AdaptiveToolset, name: str, arguments: Any = None) -> dict[str, Any]:
+    async def gate(self: AdaptiveToolset, name: str, arguments: Any = None) -> ToolResult:
         entry = self.__dict__.get("_routes", {}).get(name)
         if entry is not None and name not in self._active_by_name:
             return await self._connections[entry.server_id].call(entry.name, arguments or {})
@@ -197,7 +197,7 @@ def discovery_searches_the_first_snapshot() -> None:
     _remember_the_open_catalog()
     search = AdaptiveToolset.search
 
-    def from_the_snapshot(self: AdaptiveToolset, arguments: Any) -> dict[str, Any]:
+    def from_the_snapshot(self: AdaptiveToolset, arguments: Any) -> ToolResult:
         opened = _opened_with(self)
         hidden = {e.index for e in self.catalog.entries if e.qualified_name not in opened}
         eligibility = self._eligibility
@@ -249,8 +249,8 @@ def definitions_keep_the_first_listing() -> None:
     _refreshing()
     definitions = AdaptiveToolset.definitions
 
-    def first_seen(self: AdaptiveToolset) -> list[dict[str, Any]]:
-        seen: dict[str, dict[str, Any]] = self.__dict__.setdefault("_first_seen", {})
+    def first_seen(self: AdaptiveToolset) -> list[Definition]:
+        seen: dict[str, Definition] = self.__dict__.setdefault("_first_seen", {})
         tools = definitions(self)
         for tool in tools:
             seen.setdefault(tool["name"], tool)
@@ -345,7 +345,7 @@ def failed_listing_half_drops() -> None:
         failed(self, server_id, reason)
         self.__dict__.setdefault("_hidden", set()).add(server_id)
 
-    def shown(self: AdaptiveToolset) -> list[dict[str, Any]]:
+    def shown(self: AdaptiveToolset) -> list[Definition]:
         hidden = self.__dict__.get("_hidden", set())
         return [d for d in definitions(self) if d["name"].split("__", 1)[0] not in hidden]
 

@@ -8,7 +8,7 @@ import itertools
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from reference_impl import _selection, _trace
+from reference_impl import Definition, _selection, _trace
 from reference_impl._budgets import DEFAULT_MAX_ACTIVE_TOOLS, FAIRNESS_CAP
 from reference_impl._config import ServerConfig, ToolPolicy
 from reference_impl._policy import Eligibility
@@ -149,7 +149,7 @@ def order_rotates_with_each_run() -> None:
     opened = itertools.count()
     rotation = per_toolset(lambda _toolset: next(opened))
 
-    def rotate(toolset: AdaptiveToolset, mcp: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def rotate(toolset: AdaptiveToolset, mcp: list[Definition]) -> list[Definition]:
         k = rotation(toolset) % len(mcp) if mcp else 0
         return mcp[k:] + mcp[:k]
 
@@ -203,7 +203,7 @@ def definitions_in_configuration_order() -> None:
     listings then changes the definitions a provider caches."""
     positions = listing_positions()
 
-    def configured(toolset: AdaptiveToolset, mcp: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def configured(toolset: AdaptiveToolset, mcp: list[Definition]) -> list[Definition]:
         server_position = {server.id: k for k, server in enumerate(toolset.servers)}
         where = positions.get(id(toolset.catalog), {})
         entry = {e.exposed_name: e for e in toolset.catalog.entries}
