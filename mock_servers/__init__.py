@@ -31,7 +31,20 @@ if TYPE_CHECKING:
     from mock_servers._generate import MCP_TOOL_NAME, PROVIDER_TOOL_NAME, example_arguments, generate_tools
     from mock_servers._host import FleetHost
     from mock_servers._http import serve_http
-    from mock_servers._ledger import OBSERVABILITY, Ledger, LedgerView, read_ledger, wait_for_exits
+    from mock_servers._ledger import (
+        OBSERVABILITY,
+        FaultFired,
+        Ledger,
+        LedgerEvent,
+        LedgerView,
+        ListChanged,
+        ProcessStarted,
+        SessionOpened,
+        ToolCalled,
+        ToolsChanged,
+        read_ledger,
+        wait_for_exits,
+    )
     from mock_servers._limits import LIMITS, Limits
     from mock_servers._processes import ProcessGroup
     from mock_servers._server import MemoryFleet, build_server, call_result, memory_server
@@ -93,6 +106,13 @@ __all__ = [
     "OBSERVABILITY",
     "Ledger",
     "LedgerView",
+    "LedgerEvent",
+    "FaultFired",
+    "ListChanged",
+    "ProcessStarted",
+    "SessionOpened",
+    "ToolCalled",
+    "ToolsChanged",
     "read_ledger",
     "wait_for_exits",
     # Errors

@@ -314,8 +314,8 @@ def _ledger(path: str, *, events: bool) -> int:
     faults = view.faults()
     if faults:
         fired: dict[str, int] = {}
-        for e in faults:
-            key = f"{e['server']}:{e.get('fault')}"
+        for fault in faults:
+            key = f"{fault['server']}:{fault.get('fault')}"
             fired[key] = fired.get(key, 0) + 1
         print("faults fired: " + ", ".join(f"{k} ×{n}" for k, n in fired.items()))
     if events:

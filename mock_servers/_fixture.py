@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 from mock_servers._errors import FleetArgumentError
 from mock_servers._generate import generate_tools
-from mock_servers._ledger import Ledger, LedgerView, read_ledger, wait_for_exits
+from mock_servers._ledger import Ledger, LedgerView, ProcessStarted, SessionOpened, read_ledger, wait_for_exits
 from mock_servers._processes import signal_verified, start_time, wait_for_pids
 from mock_servers._spec import CatalogChange, FleetSpec, spec_to_dict
 from mock_servers._spec_reader import preset_names, resolve_spec
@@ -120,7 +120,7 @@ class ServedFleet:
 
         return call_result(self.spec.server(server_id), tool, arguments)
 
-    def sessions_left_open(self, server_id: str | None = None) -> list[dict[str, Any]]:
+    def sessions_left_open(self, server_id: str | None = None) -> list[SessionOpened]:
         """``session_opened`` events of sessions not closed so far (a stdio session ends with its process)."""
         view = self.ledger
         alive = {e["pid"] for e in view.processes_alive()}
@@ -232,7 +232,7 @@ class FleetFactory:
         return problems
 
 
-def _stop(view: LedgerView, token: str) -> list[dict[str, Any]]:
+def _stop(view: LedgerView, token: str) -> list[ProcessStarted]:
     """End the server processes a host left running: SIGTERM (the server records its exit), then SIGKILL.
 
     Only a process shown to be the fleet's is signalled; returns the events of those that

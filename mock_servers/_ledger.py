@@ -44,12 +44,26 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 from mock_servers._errors import LedgerError
 from mock_servers._processes import pid_alive, start_time, valid_pid, wait_for_pids
 
-__all__ = ["MAX_PROBLEMS", "OBSERVABILITY", "Ledger", "LedgerView", "read_ledger", "wait_for_exits"]
+__all__ = [
+    "MAX_PROBLEMS",
+    "OBSERVABILITY",
+    "LedgerEvent",
+    "FaultFired",
+    "Ledger",
+    "LedgerView",
+    "ListChanged",
+    "ProcessStarted",
+    "SessionOpened",
+    "ToolCalled",
+    "ToolsChanged",
+    "read_ledger",
+    "wait_for_exits",
+]
 
 OBSERVABILITY = """\
 What a server can observe about its clients, per transport and protocol era:
@@ -79,6 +93,86 @@ schema when it calls a tool it has not seen), so count listings with care.
 
 if sys.platform != "win32":  # pragma: no branch
     import fcntl
+
+
+# The events the queries of `LedgerView` answer with, as the servers of this package write them.
+# A line is read back checked for the fields every event has (``event``, ``pid``, ``server``)
+# and the types of ``seq``, ``ts``, ``started`` and ``sessionId``; the other fields are what
+# the writer wrote, so the types say what a reader may expect, and check nothing.
+
+
+class LedgerEvent(TypedDict):
+    """The fields of every event: ``seq``, ``ts`` and ``transport`` a line may lack."""
+
+    event: str
+    server: str | None
+    pid: int
+    seq: NotRequired[int]
+    ts: NotRequired[float]
+    transport: NotRequired[str]
+
+
+class ToolCalled(LedgerEvent):
+    """``tool_called``: a ``tools/call`` reached the server (``unknown``: no such tool;
+    ``cancelled``: cut during its delay, never answered)."""
+
+    name: str
+    arguments: dict[str, Any]
+    isError: bool
+    protocolVersion: NotRequired[str | None]
+    unknown: NotRequired[bool]
+    cancelled: NotRequired[bool]
+
+
+class ToolsChanged(LedgerEvent):
+    """``tools_changed``: a live catalog changed; a change that could not apply has only ``skipped``."""
+
+    trigger: str
+    catalog: NotRequired[int]
+    removed: NotRequired[list[str]]
+    renamed: NotRequired[list[list[str]]]
+    updated: NotRequired[list[str]]
+    added: NotRequired[list[str]]
+    tools: NotRequired[int]
+    listError: NotRequired[bool]
+    skipped: NotRequired[str]
+
+
+class ListChanged(LedgerEvent):
+    """``list_changed``: the ``n``-th of ``of`` notifications of one change, to so many
+    connections and streams."""
+
+    catalog: int
+    n: int
+    of: int
+    connections: int
+    streams: int
+
+
+class FaultFired(LedgerEvent):
+    """``fault``: a fault of the spec fired, with what it fired on."""
+
+    fault: str
+    page: NotRequired[int]
+    tool: NotRequired[str | None]
+    index: NotRequired[int]
+    seconds: NotRequired[float]
+    catalog: NotRequired[int]
+
+
+class SessionOpened(LedgerEvent):
+    """``session_opened``: a client connection began (its era, version and id where the transport has them)."""
+
+    era: NotRequired[str]
+    protocolVersion: NotRequired[str | None]
+    sessionId: NotRequired[str | None]
+
+
+class ProcessStarted(LedgerEvent):
+    """``process_started``: a server or fleet process started (``started``: its start time in clock ticks)."""
+
+    argv: list[str]
+    started: NotRequired[int | None]
 
 
 class _Writer:
@@ -235,27 +329,31 @@ class LedgerView:
         """Events of one kind, optionally for one server."""
         return [e for e in self.events if e["event"] == event and (server is None or e["server"] == server)]
 
-    def calls(self, server: str | None = None, name: str | None = None) -> list[dict[str, Any]]:
+    def calls(self, server: str | None = None, name: str | None = None) -> list[ToolCalled]:
         """``tool_called`` events, optionally for one server and one tool name."""
-        return [e for e in self.of("tool_called", server) if name is None or e.get("name") == name]
+        return [cast(ToolCalled, e) for e in self.of("tool_called", server) if name is None or e.get("name") == name]
 
     def listed_pages(self, server: str) -> list[int]:
         """The page indexes of every ``tools/list`` the server answered, in order."""
         return [e["page"] for e in self.of("tools_listed", server) if isinstance(e.get("page"), int)]
 
-    def changes(self, server: str | None = None) -> list[dict[str, Any]]:
+    def changes(self, server: str | None = None) -> list[ToolsChanged]:
         """``tools_changed`` events: the changes of live catalogs, in order."""
-        return self.of("tools_changed", server)
+        return [cast(ToolsChanged, e) for e in self.of("tools_changed", server)]
 
-    def notifications(self, server: str | None = None, catalog: int | None = None) -> list[dict[str, Any]]:
+    def notifications(self, server: str | None = None, catalog: int | None = None) -> list[ListChanged]:
         """``list_changed`` events, optionally only those sent after one change (its ``catalog``)."""
-        return [e for e in self.of("list_changed", server) if catalog is None or e.get("catalog") == catalog]
+        return [
+            cast(ListChanged, e)
+            for e in self.of("list_changed", server)
+            if catalog is None or e.get("catalog") == catalog
+        ]
 
-    def faults(self, server: str | None = None, kind: str | None = None) -> list[dict[str, Any]]:
+    def faults(self, server: str | None = None, kind: str | None = None) -> list[FaultFired]:
         """``fault`` events, optionally for one server and one fault kind."""
-        return [e for e in self.of("fault", server) if kind is None or e.get("fault") == kind]
+        return [cast(FaultFired, e) for e in self.of("fault", server) if kind is None or e.get("fault") == kind]
 
-    def sessions_open(self, server: str | None = None) -> list[dict[str, Any]]:
+    def sessions_open(self, server: str | None = None) -> list[SessionOpened]:
         """Sessions opened and not closed (matched per server and process, oldest first).
 
         A session whose server process has ended (it recorded ``process_exit``, or it no
@@ -274,13 +372,18 @@ class LedgerView:
                 for k in [k for k in open_ if k[1] == e["pid"] and k[0] == e["server"]]:
                     open_[k].clear()
         alive: dict[int, bool] = {}
-        return [e for entries in open_.values() for e in entries if alive.setdefault(e["pid"], pid_alive(e["pid"]))]
+        return [
+            cast(SessionOpened, e)
+            for entries in open_.values()
+            for e in entries
+            if alive.setdefault(e["pid"], pid_alive(e["pid"]))
+        ]
 
     def every_session_closed(self, server: str | None = None) -> bool:
         """Whether every session opened (as far as the transports show) was closed."""
         return not self.sessions_open(server)
 
-    def processes_alive(self) -> list[dict[str, Any]]:
+    def processes_alive(self) -> list[ProcessStarted]:
         """``process_started`` events with no ``process_exit`` whose process still runs.
 
         An event that gives the process's start time counts only while the process of that
@@ -288,7 +391,9 @@ class LedgerView:
         """
         exited = {(e["pid"], e["server"]) for e in self.of("process_exit")}
         return [
-            e for e in self.of("process_started") if (e["pid"], e["server"]) not in exited and _same_process_runs(e)
+            cast(ProcessStarted, e)
+            for e in self.of("process_started")
+            if (e["pid"], e["server"]) not in exited and _same_process_runs(e)
         ]
 
     def summary(self) -> dict[str, dict[str, int]]:

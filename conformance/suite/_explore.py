@@ -31,7 +31,7 @@ from conformance.suite._wire import (
     qualified,
     run,
 )
-from mock_servers import FleetSpec
+from mock_servers import FleetSpec, ToolCalled
 
 __all__ = ["BASES", "FLEETS", "STEPS", "Step", "Steps", "Then", "Trace", "explore", "plan", "saturating_steps"]
 
@@ -78,11 +78,11 @@ class Trace:
     case: dict[str, Any]
     steps: list[Step] = field(default_factory=list)
     #: ``tools/call`` events the servers saw after the steps.
-    calls: list[dict[str, Any]] = field(default_factory=list)
+    calls: list[ToolCalled] = field(default_factory=list)
     #: What ``then`` returned.
     after: Any = None
     #: ``tools/call`` events the servers saw after ``then``.
-    calls_after: list[dict[str, Any]] = field(default_factory=list)
+    calls_after: list[ToolCalled] = field(default_factory=list)
 
     @property
     def catalog(self) -> dict[str, tuple[str, Any]]:

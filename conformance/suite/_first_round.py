@@ -24,6 +24,7 @@ from conformance.suite._fleets import Fleets
 from conformance.suite._predictions import FirstRound
 from conformance.suite._strategies import FleetAndPolicies
 from conformance.suite._wire import base_tools, fail, names, open_params, refusal_or, run
+from mock_servers import ToolCalled
 
 __all__ = ["Opened", "Then", "open_first_round", "with_examples"]
 
@@ -44,7 +45,7 @@ class Opened:
     case: dict[str, Any]
     #: What ``then`` returned, and the ``tools/call`` events the servers saw by then.
     after: Any = None
-    calls: list[dict[str, Any]] = field(default_factory=list)
+    calls: list[ToolCalled] = field(default_factory=list)
 
     def definitions(self, sentences: Sequence[str]) -> list[Definition]:
         """The definitions of a run that had to open; a refusal is a finding on ``sentences``."""

@@ -22,6 +22,7 @@ from mock_servers import (
     FleetSpec,
     FleetUrls,
     LedgerView,
+    ProcessStarted,
     generate_tools,
     read_ledger,
     spec_to_dict,
@@ -76,7 +77,7 @@ class Fleet:
     def ledger(self) -> LedgerView:
         return read_ledger(self.ledger_path)
 
-    def processes_alive(self, seconds: float = 8.0) -> list[dict[str, Any]]:
+    def processes_alive(self, seconds: float = 8.0) -> list[ProcessStarted]:
         """Server processes still running, after giving them ``seconds`` to exit (stdio)."""
         return list(wait_for_exits(self.ledger_path, seconds).processes_alive())
 

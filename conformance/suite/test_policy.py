@@ -30,7 +30,7 @@ from conformance.suite._wire import (
     portable,
     run,
 )
-from mock_servers import AnnotationMix, FleetSpec, ServerSpec, ToolSpec, example_arguments, generate_tools
+from mock_servers import AnnotationMix, FleetSpec, ServerSpec, ToolCalled, ToolSpec, example_arguments, generate_tools
 
 FLEETS = fleets_with_policies(max_servers=3, max_tools=30)
 BASES = st.integers(0, 8) | st.integers(60, 97)
@@ -149,7 +149,7 @@ def _blamed(sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, sid: str, tool: A
     return (*general, why)
 
 
-def _executed(opened: Opened, qualified: str) -> list[dict[str, Any]]:
+def _executed(opened: Opened, qualified: str) -> list[ToolCalled]:
     sid, _, name = qualified.partition("__")
     return [c for c in opened.calls if c.get("server") == sid and c.get("name") == name]
 

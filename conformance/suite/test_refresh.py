@@ -26,7 +26,7 @@ from conformance.suite._wire import (
     portable,
     run,
 )
-from mock_servers import FleetSpec, ServerSpec, ToolSpec
+from mock_servers import FleetSpec, ServerSpec, ToolCalled, ToolSpec
 
 READ_ONLY = {"readOnlyHint": True}
 #: How long a server may wait to be listed again after a change (PROTOCOL.md P39).
@@ -99,7 +99,7 @@ class Refreshing:
         result = await self.run.call(DISCOVERY, {"query": qualified, "server_ids": [server_id], "limit": 12})
         return activated(result)
 
-    def calls_since(self, qualified: str, start: int) -> list[dict[str, Any]]:
+    def calls_since(self, qualified: str, start: int) -> list[ToolCalled]:
         server_id, name = qualified.split("__", 1)
         return self.fleet.ledger().calls(server_id, name)[start:]
 
