@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     )
     from mock_servers._limits import LIMITS, Limits
     from mock_servers._processes import ProcessGroup
-    from mock_servers._server import MemoryFleet, build_server, call_result, memory_server
+    from mock_servers._server import CallResult, ChangeApplied, MemoryFleet, build_server, call_result, memory_server
     from mock_servers._spec import (
         AnnotationMix,
         CatalogChange,
@@ -84,6 +84,7 @@ __all__ = [
     "Rename",
     "ToolUpdate",
     "MemoryFleet",
+    "ChangeApplied",
     # Generation
     "MCP_TOOL_NAME",
     "PROVIDER_TOOL_NAME",
@@ -94,6 +95,7 @@ __all__ = [
     "FleetUrls",
     "build_server",
     "call_result",
+    "CallResult",
     "memory_server",
     "serve_http",
     "stdio_params",

@@ -24,7 +24,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mock_servers._errors import FleetArgumentError, HostError, LedgerError, SpecError
 from mock_servers._ledger import Ledger
 from mock_servers._raw import MAX_BODY, RawHttpServer, Receive, Scope, Send, abort, read_body
-from mock_servers._server import ServerCore, sdk_server_for
+from mock_servers._server import ChangeApplied, ServerCore, sdk_server_for
 from mock_servers._spec import CatalogChange, FleetSpec
 from mock_servers._spec_changes import change_from_dict
 from mock_servers._spec_reader import spec_from_dict
@@ -169,7 +169,7 @@ class FleetApp:
             raise HostError(f"fleet {fleet!r} has no server {server_id!r}; it has {sorted(served.mounts)}")
         return mount.core
 
-    async def change_tools(self, fleet: str, server_id: str, change: CatalogChange) -> dict[str, Any]:
+    async def change_tools(self, fleet: str, server_id: str, change: CatalogChange) -> ChangeApplied:
         """Change a server's tools now (see `ServerCore.change`).
 
         Raises:

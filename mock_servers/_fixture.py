@@ -27,7 +27,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from mock_servers._errors import FleetArgumentError
 from mock_servers._generate import generate_tools
@@ -35,6 +35,9 @@ from mock_servers._ledger import Ledger, LedgerView, ProcessStarted, SessionOpen
 from mock_servers._processes import signal_verified, start_time, wait_for_pids
 from mock_servers._spec import CatalogChange, FleetSpec, spec_to_dict
 from mock_servers._spec_reader import preset_names, resolve_spec
+
+if TYPE_CHECKING:  # the SDK's server side loads only when a result is asked for
+    from mock_servers._server import CallResult
 
 __all__ = ["FleetFactory", "ServedFleet"]
 
@@ -114,7 +117,7 @@ class ServedFleet:
         server = self.spec.server(server_id)
         return max(1, -(-len(generate_tools(server)) // server.page_size))
 
-    def call_result(self, server_id: str, tool: str, arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def call_result(self, server_id: str, tool: str, arguments: Mapping[str, Any] | None = None) -> CallResult:
         """The result the server gives for this call when no fault intervenes (see `call_result`)."""
         from mock_servers._server import call_result
 

@@ -24,6 +24,7 @@ from typing import Any
 from mock_servers._app import SESSION_IDLE_SECONDS, FleetUrls
 from mock_servers._errors import HostError
 from mock_servers._processes import ProcessGroup
+from mock_servers._server import ChangeApplied
 from mock_servers._spec import CatalogChange, FleetSpec, change_to_dict, spec_to_dict
 from mock_servers._spec_changes import as_change
 from mock_servers._spec_reader import resolve_spec
@@ -115,7 +116,7 @@ class FleetHost:
 
     def change_tools(
         self, fleet: str | FleetUrls, server_id: str, change: CatalogChange | Mapping[str, Any]
-    ) -> dict[str, Any]:
+    ) -> ChangeApplied:
         """Change a server's tools now and send its notifications; ``{"catalog", "tools", "notified"}``.
 
         ``change`` is a `CatalogChange` or its spec form (``{"remove": ["x"], "notify": 3}``);
@@ -127,7 +128,7 @@ class FleetHost:
         """
         name = fleet.fleet if isinstance(fleet, FleetUrls) else fleet
         body = change_to_dict(as_change(change))
-        answer: dict[str, Any] = self._request("POST", f"/_fleet/fleets/{name}/servers/{server_id}/changes", body)
+        answer: ChangeApplied = self._request("POST", f"/_fleet/fleets/{name}/servers/{server_id}/changes", body)
         return answer
 
     def await_listing(self, fleet: str | FleetUrls, server_id: str, after: int, timeout: float = 10.0) -> str:

@@ -13,7 +13,7 @@ import json
 import sys
 import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import mcp_types as types
@@ -91,7 +91,7 @@ class RawProtocol:
             if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)):
                 raise MCPError(types.INVALID_PARAMS, "tools/call needs a string name and object arguments")
             outcome = await self.core.call(name, arguments, version)
-            return outcome.wire()
+            return cast(dict[str, Any], outcome.wire())
         raise MCPError(types.METHOD_NOT_FOUND, f"Method not found: {method}")
 
 

@@ -11,7 +11,7 @@ import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import anyio
 import jsonschema  # type: ignore[import-untyped]
@@ -30,11 +30,30 @@ from mock_servers._results import ResultMaker
 from mock_servers._spec import CatalogChange, FleetSpec, ServerSpec
 from mock_servers._spec_changes import as_change
 
-__all__ = ["MemoryFleet", "ServerCore", "build_server", "call_result", "memory_server"]
+__all__ = ["CallResult", "ChangeApplied", "MemoryFleet", "ServerCore", "build_server", "call_result", "memory_server"]
 
 
 class DropConnection(Exception):
     """Raised inside a request when a fault asks for the connection to be dropped (HTTP)."""
+
+
+class CallResult(TypedDict):
+    """A ``tools/call`` result in wire form. The content blocks are MCP's, of any kind a
+    recorded sample holds (``text``, ``image``, ``resource``, ...); the structured content is
+    the tool's own JSON."""
+
+    content: list[dict[str, Any]]
+    isError: bool
+    structuredContent: NotRequired[dict[str, Any]]
+
+
+class ChangeApplied(TypedDict):
+    """What a change of a server's tools made: the catalog version, how many tools the
+    server now lists, how many notifications it sent."""
+
+    catalog: int
+    tools: int
+    notified: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,15 +65,15 @@ class Outcome:
     is_error: bool
     content: tuple[Mapping[str, Any], ...] | None = None
 
-    def wire(self) -> dict[str, Any]:
+    def wire(self) -> CallResult:
         content = [dict(c) for c in self.content] if self.content is not None else [{"type": "text", "text": self.text}]
-        out: dict[str, Any] = {"content": content, "isError": self.is_error}
+        out: CallResult = {"content": content, "isError": self.is_error}
         if self.structured is not None:
             out["structuredContent"] = dict(self.structured)
         return out
 
 
-def call_result(server: ServerSpec, name: str, arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def call_result(server: ServerSpec, name: str, arguments: Mapping[str, Any] | None = None) -> CallResult:
     """The ``tools/call`` result (wire form) a server gives for this call when no fault intervenes.
 
     Results are made with Faker, seeded by the server's seed, the tool and the arguments, so
@@ -289,7 +308,7 @@ class ServerCore:
 
     # -- live catalog ---------------------------------------------------------------------------
 
-    async def change(self, change: CatalogChange) -> dict[str, Any]:
+    async def change(self, change: CatalogChange) -> ChangeApplied:
         """Apply a change to the tools, record it, and send its notifications.
 
         Notifications go only from a server that declares ``list_changed``. Returns
@@ -561,7 +580,7 @@ class MemoryFleet:
             raise FleetArgumentError(f"the fleet has no server {server_id!r}; it has {sorted(self._cores)}")
         return core
 
-    async def change_tools(self, server_id: str, change: CatalogChange | Mapping[str, Any]) -> dict[str, Any]:
+    async def change_tools(self, server_id: str, change: CatalogChange | Mapping[str, Any]) -> ChangeApplied:
         """Change a server's tools now and send its notifications (see `ServerCore.change`).
 
         ``change`` is a `CatalogChange` or its spec form (``{"remove": ["x"], "notify": 3}``).

@@ -20,6 +20,7 @@ from mcp.shared.exceptions import MCPError
 
 from mock_servers import (
     CatalogChange,
+    ChangeApplied,
     FleetArgumentError,
     FleetHost,
     HostError,
@@ -162,7 +163,7 @@ def test_a_drawn_change_applies_to_its_server_in_memory(data: st.DataObject) -> 
     server = ServerSpec(id="s", tool_count=4, list_changed=True)
     change = data.draw(catalog_changes(server))
 
-    async def apply() -> dict[str, Any]:
+    async def apply() -> ChangeApplied:
         return await MemoryFleet(spec_from_dict({"servers": [spec_to_dict_server(server)]})).change_tools("s", change)
 
     answer = anyio.run(apply)
