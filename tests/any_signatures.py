@@ -7,6 +7,11 @@ three packages imports from another one, whose parameters or return annotation m
 ``dict[str, Any]`` (or ``Mapping[str, Any]``), directly or through a type alias of the
 packages (``JsonObject``, ``Definition = Mapping[str, Any]``), also where the JSON is
 arbitrary by design. ``python -m tests.any_signatures [--list] [ROOT]`` prints the figures.
+
+Of those, it also counts apart the signatures whose every mention is a parameter that holds
+JSON nobody fixes: a tool's ``arguments``, a JSON Schema (``input_schema``, ``inputSchema``,
+``schema``), a spec document read from a file (``spec``). They stay in the total: the
+separate figure only says how many of them are arbitrary by name, and ``--list`` marks them.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("conformance", "mock_servers", "reference_impl")
 ANY_DICT = "dict[str, Any]"
 ANY_MAPPING = "Mapping[str, Any]"
+#: Parameters whose JSON is arbitrary by design: a tool's arguments, a JSON Schema, a spec document.
+ARBITRARY = frozenset({"arguments", "input_schema", "inputSchema", "schema", "spec"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,9 +43,21 @@ class Signature:
     qualname: str
     line: int
     annotations: str
+    #: Each annotated parameter's name and annotation (aliases expanded); the return's under ``return``.
+    parts: tuple[tuple[str, str], ...] = ()
 
     def mentions(self, text: str) -> bool:
         return text in self.annotations
+
+    @property
+    def any_dict(self) -> bool:
+        return self.mentions(ANY_DICT) or self.mentions(ANY_MAPPING)
+
+    @property
+    def arbitrary_only(self) -> bool:
+        """Whether every mention is in a parameter named for arbitrary JSON (`ARBITRARY`)."""
+        mentioning = [name for name, text in self.parts if ANY_DICT in text or ANY_MAPPING in text]
+        return bool(mentioning) and all(name in ARBITRARY for name in mentioning)
 
     def __str__(self) -> str:
         return f"{self.module}:{self.line}: {self.qualname}"
@@ -60,16 +79,33 @@ def _aliases(tree: ast.Module) -> dict[str, str]:
 
 
 def _annotations(function: ast.FunctionDef | ast.AsyncFunctionDef, aliases: Mapping[str, str]) -> str:
+    return _expanded(" | ".join(text for _, text in _raw_parts(function)), aliases)
+
+
+def _parts(function: ast.FunctionDef | ast.AsyncFunctionDef, aliases: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    return tuple((name, _expanded(text, aliases)) for name, text in _raw_parts(function))
+
+
+def _raw_parts(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[str, str]]:
     args = function.args
     every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
-    texts = [ast.unparse(a.annotation) for a in every if a is not None and a.annotation is not None]
+    parts = [(a.arg, ast.unparse(a.annotation)) for a in every if a is not None and a.annotation is not None]
     if function.returns is not None:
-        texts.append(ast.unparse(function.returns))
-    joined = " | ".join(texts)
+        parts.append(("return", ast.unparse(function.returns)))
+    return parts
+
+
+def _expanded(text: str, aliases: Mapping[str, str]) -> str:
     for name, value in aliases.items():
-        if re.search(rf"\b{re.escape(name)}\b", joined):
-            joined += " | " + value
-    return joined
+        if re.search(rf"\b{re.escape(name)}\b", text):
+            text += " | " + value
+    return text
+
+
+def _signature(
+    module: str, qualname: str, function: ast.FunctionDef | ast.AsyncFunctionDef, aliases: Mapping[str, str]
+) -> Signature:
+    return Signature(module, qualname, function.lineno, _annotations(function, aliases), _parts(function, aliases))
 
 
 def _defined(tree: ast.Module, name: str) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
@@ -98,11 +134,9 @@ def imported_signatures(root: Path = ROOT) -> list[Signature]:
                 ]
                 for method in methods:
                     key = (imp.target, f"{node.name}.{method.name}")
-                    seen[key] = Signature(imp.target, key[1], method.lineno, _annotations(method, aliases))
+                    seen[key] = _signature(imp.target, key[1], method, aliases)
             else:
-                seen[(imp.target, node.name)] = Signature(
-                    imp.target, node.name, node.lineno, _annotations(node, aliases)
-                )
+                seen[(imp.target, node.name)] = _signature(imp.target, node.name, node, aliases)
     return sorted(seen.values(), key=lambda s: (s.module, s.line))
 
 
@@ -111,15 +145,17 @@ def main(argv: list[str]) -> None:
     signatures = imported_signatures(Path(roots[0]) if roots else ROOT)
     with_dict = [s for s in signatures if s.mentions(ANY_DICT)]
     with_mapping = [s for s in signatures if s.mentions(ANY_MAPPING)]
-    either = [s for s in signatures if s.mentions(ANY_DICT) or s.mentions(ANY_MAPPING)]
+    either = [s for s in signatures if s.any_dict]
+    arbitrary = [s for s in either if s.arbitrary_only]
     lines = [
         f"imported functions and methods: {len(signatures)}",
         f"  with {ANY_DICT}: {len(with_dict)}",
         f"  with {ANY_MAPPING}: {len(with_mapping)}",
         f"  with either: {len(either)}",
+        f"    of which only in a parameter of arbitrary JSON ({', '.join(sorted(ARBITRARY))}): {len(arbitrary)}",
     ]
     if "--list" in argv:
-        lines += [f"    {signature}" for signature in either]
+        lines += [f"    {signature}{'  [arbitrary]' if signature.arbitrary_only else ''}" for signature in either]
     sys.stdout.write("\n".join(lines) + "\n")
 
 
