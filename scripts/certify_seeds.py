@@ -99,9 +99,13 @@ class Outcome:
     errors: list[str]
     inconclusive: list[str]
     failing: list[str]
+    #: The commit of the checkout the run was made in (``+`` when it had local changes), if recorded.
+    commit: str | None = None
 
     @classmethod
-    def of(cls, implementation: str, seed: int, cert: dict[str, Any], seconds: float) -> Outcome:
+    def of(
+        cls, implementation: str, seed: int, cert: dict[str, Any], seconds: float, commit: str | None = None
+    ) -> Outcome:
         rows = cert.get("clauses", [])
         return cls(
             implementation=implementation,
@@ -112,6 +116,7 @@ class Outcome:
             errors=[str(e.get("test", "")) for e in cert.get("errors", [])],
             inconclusive=[r["clause"] for r in rows if r["status"] == "inconclusive" and r["level"] == "MUST"],
             failing=[r["clause"] for r in rows if r["status"] == "fail"],
+            commit=commit,
         )
 
 
@@ -134,6 +139,27 @@ def parse_seeds(text: str) -> list[int]:
             raise argparse.ArgumentTypeError(f"--seeds: {part.strip()!r} is no range of seeds 0 or more")
         seeds.update(range(low, high + 1))
     return sorted(seeds)
+
+
+def checkout_commit() -> str | None:
+    """The commit the checkout is at, ``+`` added when tracked files differ from it; None outside git.
+
+    Runs are reused while SPEC.md stays the same, so the report says which code made them.
+    """
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        changed = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!CERTIFY-SEEDS.md"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + ("+" if changed else "")
 
 
 def suite_digest() -> str:
@@ -178,7 +204,8 @@ def kept(impl: Implementation, seed: int, args: argparse.Namespace) -> Outcome |
     run = json.loads(stamp.read_text())
     if run.get("options") != run_options(args):
         return None
-    return Outcome.of(impl.name, seed, json.loads(certificate.read_text()), float(run.get("seconds", 0.0)))
+    cert = json.loads(certificate.read_text())
+    return Outcome.of(impl.name, seed, cert, float(run.get("seconds", 0.0)), run.get("commit"))
 
 
 def kept_seeds(impl: Implementation, args: argparse.Namespace) -> list[int]:
@@ -222,8 +249,8 @@ def certify_one(impl: Implementation, seed: int, args: argparse.Namespace, say: 
         cert = {"verdict": "error", "exit_code": proc.returncode, "errors": [{"test": "(no certificate written)"}]}
     if not any(signal in why for why in cert.get("why", []) for signal in ("SIGINT", "SIGTERM")):
         # A run stopped from outside is run again next time; any other is kept.
-        stamp.write_text(json.dumps({"options": options, "seconds": round(seconds, 1)}) + "\n")
-    outcome = Outcome.of(impl.name, seed, cert, seconds)
+        stamp.write_text(json.dumps({"options": options, "seconds": round(seconds, 1), "commit": args.commit}) + "\n")
+    outcome = Outcome.of(impl.name, seed, cert, seconds, args.commit)
     say(f"{impl.name} seed {seed}: {outcome.verdict} (exit {outcome.exit_code}, {seconds:.0f} s)")
     return outcome
 
@@ -279,6 +306,8 @@ def render(results: Sequence[Verdicts], args: argparse.Namespace, command: str) 
         f"on {datetime.date.today().isoformat()} by `{command}`, from every run kept for these implementations.",
         "Seconds are the wall-clock time of one run on the machine that made it, two at a time on",
         "two shared cores: they say how long a run may take there, not how fast the suite is.",
+        "A kept run is reused while SPEC.md stays the same; "
+        + _commits(o for result in results for o in result.outcomes),
         "",
         "What must hold: no `error` verdict at any seed, and the same verdict at every seed for",
         "each implementation that has one (`conformant` for the reference and the TypeScript",
@@ -313,6 +342,15 @@ def render(results: Sequence[Verdicts], args: argparse.Namespace, command: str) 
                 f"{', '.join(o.inconclusive) or '-'} | {', '.join(o.errors) or '-'} | {o.seconds:.0f} |"
             )
     return "\n".join(lines) + "\n"
+
+
+def _commits(outcomes: Iterable[Outcome]) -> str:
+    """Which commits the runs were made at (``+``: with local changes), for the report's header."""
+    made = Counter(o.commit or "not recorded" for o in outcomes)
+    listed = ", ".join(
+        f"`{commit}` × {n}" if commit != "not recorded" else f"not recorded × {n}" for commit, n in sorted(made.items())
+    )
+    return f"the runs below were made at commit {listed}." if made else "no run is kept."
 
 
 def _ranges(seeds: Iterable[int]) -> str:
@@ -351,12 +389,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if args.jobs < 1:
         parser.error(f"--jobs must be 1 or more, got {args.jobs}")
     args.implementations = [IMPLEMENTATIONS[name] for name in names]
+    args.commit = None  # main() asks git: parsing starts no process
     return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Certify, write the report; 0 when every implementation met what it must, else 1."""
     args = parse_args(argv)
+    args.commit = checkout_commit()
 
     def say(line: str) -> None:
         sys.stdout.write(f"certify-seeds: {line}\n")

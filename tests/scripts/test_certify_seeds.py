@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import subprocess
 from pathlib import Path
@@ -51,6 +52,42 @@ def test_the_report_says_whether_each_implementation_met_what_it_must() -> None:
     assert "| typescript-driver | 1-2 | error × 1, non-conformant × 1 | 1 | no | **no** | 60, 60 |" in text
     assert "| 2 | error | 2 | 0 | - | t | 60 |" in text
     assert [r.met for r in results] == [True, False]
+
+
+def test_the_report_names_the_commits_the_runs_were_made_at() -> None:
+    made = [dataclasses.replace(outcome("reference", s, "conformant"), commit=c) for s, c in ((1, "abc"), (2, "abc"))]
+    older = outcome("reference", 3, "conformant")
+
+    text = render([Verdicts(IMPLEMENTATIONS["reference"], [*made, older])], parse_args([]), "scripts/certify-seeds")
+
+    assert "the runs below were made at commit `abc` × 2, not recorded × 1." in text
+
+
+def test_a_run_records_the_commit_of_the_checkout_it_was_made_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    args = parse_args(["--out", str(tmp_path), "--seeds", "4"])
+    args.commit = "0123456789ab+"
+    folder = tmp_path / "reference" / "seed-4"
+
+    def certify(argv: list[str], **_kwargs: Any) -> subprocess.CompletedProcess[str]:
+        (folder / "certificate.json").write_text(json.dumps({"verdict": "conformant", "exit_code": 0, "clauses": []}))
+        return subprocess.CompletedProcess(argv, 0)
+
+    monkeypatch.setattr(subprocess, "run", certify)
+    certify_seeds.certify_one(IMPLEMENTATIONS["reference"], 4, args, lambda _line: None)
+
+    kept = certify_seeds.kept(IMPLEMENTATIONS["reference"], 4, args)
+    assert kept is not None and kept.commit == "0123456789ab+"
+
+
+@pytest.mark.e2e
+def test_the_checkout_commit_is_the_head_of_this_repository() -> None:
+    head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, check=False)
+    if head.returncode != 0:
+        pytest.skip("not a git checkout")
+
+    assert (certify_seeds.checkout_commit() or "").rstrip("+") == head.stdout.strip()
 
 
 def test_a_kept_run_is_read_back_not_run_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -103,6 +140,7 @@ def test_the_script_writes_the_report_and_fails_when_a_requirement_is_not_met(
         return outcome(impl.name, seed, verdicts[seed])
 
     monkeypatch.setattr(certify_seeds, "certify_one", fake)
+    monkeypatch.setattr(certify_seeds, "checkout_commit", lambda: "feedface")
     report = tmp_path / "CERTIFY-SEEDS.md"
 
     code = certify_seeds.main(
@@ -120,6 +158,7 @@ def test_the_report_covers_the_runs_kept_from_other_seeds(tmp_path: Path, monkey
     (folder / "certificate.json").write_text(json.dumps({"verdict": "conformant", "exit_code": 0, "clauses": []}))
     (folder / "run.json").write_text(json.dumps({"options": certify_seeds.run_options(args), "seconds": 30}))
     monkeypatch.setattr(certify_seeds, "certify_one", lambda impl, seed, *_: outcome(impl.name, seed, "conformant"))
+    monkeypatch.setattr(certify_seeds, "checkout_commit", lambda: "feedface")
     report = tmp_path / "CERTIFY-SEEDS.md"
 
     code = certify_seeds.main(
