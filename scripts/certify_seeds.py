@@ -204,8 +204,9 @@ def kept(impl: Implementation, seed: int, args: argparse.Namespace) -> Outcome |
     run = json.loads(stamp.read_text())
     if run.get("options") != run_options(args):
         return None
-    cert = json.loads(certificate.read_text())
-    return Outcome.of(impl.name, seed, cert, float(run.get("seconds", 0.0)), run.get("commit"))
+    return Outcome.of(
+        impl.name, seed, json.loads(certificate.read_text()), float(run.get("seconds", 0.0)), run.get("commit")
+    )
 
 
 def kept_seeds(impl: Implementation, args: argparse.Namespace) -> list[int]:
@@ -346,10 +347,8 @@ def render(results: Sequence[Verdicts], args: argparse.Namespace, command: str) 
 
 def _commits(outcomes: Iterable[Outcome]) -> str:
     """Which commits the runs were made at (``+``: with local changes), for the report's header."""
-    made = Counter(o.commit or "not recorded" for o in outcomes)
-    listed = ", ".join(
-        f"`{commit}` × {n}" if commit != "not recorded" else f"not recorded × {n}" for commit, n in sorted(made.items())
-    )
+    made = Counter(f"`{o.commit}`" if o.commit else "not recorded" for o in outcomes)
+    listed = ", ".join(f"{commit} × {n}" for commit, n in sorted(made.items()))
     return f"the runs below were made at commit {listed}." if made else "no run is kept."
 
 
