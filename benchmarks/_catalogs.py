@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mock_servers import FleetSpec, generate_tools, preset, spec_from_dict
+from mock_servers import FleetSpec, ListedTool, generate_tools, preset, spec_from_dict
 from reference_impl import Catalog, MemoryTarget, ServerConfig, ToolDoc
 from reference_impl._policy import Eligibility, resolve_policies
 
@@ -51,7 +51,7 @@ def fleet(tool_count: int, *, per_server: int = 100, seed: int = 100, id_prefix:
     return spec_from_dict({"seed": seed, "servers": servers})
 
 
-def listings(spec: FleetSpec) -> dict[str, list[dict[str, Any]]]:
+def listings(spec: FleetSpec) -> dict[str, list[ListedTool]]:
     return {server.id: generate_tools(server) for server in spec.servers}
 
 
@@ -73,11 +73,11 @@ def build_run(tools: Mapping[str, Sequence[Any]]) -> Run:
     return Run(servers, catalog, eligibility, docs)
 
 
-def realistic() -> dict[str, list[dict[str, Any]]]:
+def realistic() -> dict[str, list[ListedTool]]:
     return listings(preset("realistic"))
 
 
-def distractors(count: int, avoid: Sequence[str], seed: int = 2024) -> dict[str, list[dict[str, Any]]]:
+def distractors(count: int, avoid: Sequence[str], seed: int = 2024) -> dict[str, list[ListedTool]]:
     """``count`` generated tools on servers of every domain, none named like a tool in ``avoid``.
 
     A distractor with the very name of a labelled tool (another ``list_pull_requests``) would
@@ -85,7 +85,7 @@ def distractors(count: int, avoid: Sequence[str], seed: int = 2024) -> dict[str,
     ``list_issues_3`` of another tracker) stay in, as they would in a real deployment.
     """
     taken = set(avoid)
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[ListedTool]] = {}
     total, batch = 0, 0
     while total < count:
         spec = fleet(2000, seed=seed + batch, id_prefix=f"x{batch}")

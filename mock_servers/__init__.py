@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     )
     from mock_servers._spec_reader import load_spec, preset, preset_names, spec_from_dict, spec_from_text
     from mock_servers._stdio import stdio_params
+    from mock_servers._wire import JsonSchema, ListedTool, ToolAnnotations, ToolPolicy
 
 __all__ = [
     # The fleet specification
@@ -90,6 +91,10 @@ __all__ = [
     "PROVIDER_TOOL_NAME",
     "example_arguments",
     "generate_tools",
+    "JsonSchema",
+    "ListedTool",
+    "ToolAnnotations",
+    "ToolPolicy",
     # Servers and transports
     "FleetHost",
     "FleetUrls",
@@ -134,6 +139,7 @@ __all__ = [
 _MODULES = (
     "_errors",
     "_limits",
+    "_wire",
     "_spec",
     "_spec_reader",
     "_generate",

@@ -35,6 +35,7 @@ from mock_servers._ledger import Ledger, LedgerView, ProcessStarted, SessionOpen
 from mock_servers._processes import signal_verified, start_time, wait_for_pids
 from mock_servers._spec import CatalogChange, FleetSpec, spec_to_dict
 from mock_servers._spec_reader import preset_names, resolve_spec
+from mock_servers._wire import ListedTool
 
 if TYPE_CHECKING:  # the SDK's server side loads only when a result is asked for
     from mock_servers._server import CallResult
@@ -108,7 +109,7 @@ class ServedFleet:
         return read_ledger(self.ledger_path)
 
     @property
-    def tools(self) -> dict[str, list[dict[str, Any]]]:
+    def tools(self) -> dict[str, list[ListedTool]]:
         """Server id → the tool definitions it lists, in order, in wire form."""
         return {s.id: generate_tools(s) for s in self.spec.servers}
 

@@ -12,10 +12,11 @@ import random
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from mock_servers._spec import AnnotationMix, Faults, SchemaShapes, ServerSpec, ToolSpec
 from mock_servers._vocabulary import DOMAINS, VERBS, Action, Domain, Entity, Param, with_article
+from mock_servers._wire import JsonSchema, ListedTool, ToolAnnotations
 
 __all__ = [
     "MCP_TOOL_NAME",
@@ -72,15 +73,15 @@ class _Candidate:
 class Catalog:
     """A server's tools in wire form, and which of them carry a fault (by index)."""
 
-    tools: list[dict[str, Any]]
+    tools: list[ListedTool]
     faulty: dict[int, list[str]] = field(default_factory=dict)
 
 
-def generate_tools(server: ServerSpec) -> list[dict[str, Any]]:
+def generate_tools(server: ServerSpec) -> list[ListedTool]:
     """The tool definitions a server serves, in wire form and listing order.
 
-    Each is a dict with ``name``, ``description``, ``inputSchema`` and, where set,
-    ``annotations`` and ``title`` (camelCase, as on the wire). Explicit tools come first,
+    Each has ``name``, ``description``, ``inputSchema`` and, where set, ``annotations``
+    and ``title`` (camelCase, as on the wire; `ListedTool` says which faults break that). Explicit tools come first,
     then ``tool_count`` generated ones, then the faults of the spec are applied.
     """
     return build_catalog(server).tools
@@ -171,7 +172,7 @@ def _choose(
 # Descriptions and schemas
 
 
-def _build_tool(rng: random.Random, c: _Candidate, domain: Domain, shapes: SchemaShapes) -> dict[str, Any]:
+def _build_tool(rng: random.Random, c: _Candidate, domain: Domain, shapes: SchemaShapes) -> ListedTool:
     if c.action is not None:
         description = c.action.description
         params = [(p, p.name in c.action.required) for p in c.action.params]
@@ -250,7 +251,7 @@ def _property(p: Param) -> dict[str, Any]:
     return {"type": "string", "description": p.doc}
 
 
-def _schema(rng: random.Random, params: list[tuple[Param, bool]], shapes: SchemaShapes) -> dict[str, Any]:
+def _schema(rng: random.Random, params: list[tuple[Param, bool]], shapes: SchemaShapes) -> JsonSchema:
     kept: list[tuple[Param, bool]] = []
     for p, essential in params:
         if p.kind == "enum" and not essential and rng.random() >= shapes.enums:
@@ -267,7 +268,7 @@ def _schema(rng: random.Random, params: list[tuple[Param, bool]], shapes: Schema
     if len(loose) >= 2 and rng.random() < shapes.nested:
         nested = {p.name: properties.pop(p.name) for p in loose}
         properties["options"] = {"type": "object", "description": "Optional settings", "properties": nested}
-    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    schema: JsonSchema = {"type": "object", "properties": properties}
     if required:
         schema["required"] = required
     return schema
@@ -278,7 +279,7 @@ def _schema(rng: random.Random, params: list[tuple[Param, bool]], shapes: Schema
 
 
 def _annotate(
-    rng: random.Random, tools: list[dict[str, Any]], reads: list[bool], mix: AnnotationMix, domain: Domain
+    rng: random.Random, tools: list[ListedTool], reads: list[bool], mix: AnnotationMix, domain: Domain
 ) -> None:
     n = len(tools)
     n_none = min(n, int(mix.none * n + 0.5))
@@ -304,7 +305,7 @@ def _annotate(
         if i in bare:
             continue
         is_read_only = i in read_only
-        annotations: dict[str, Any] = {"readOnlyHint": is_read_only}
+        annotations: ToolAnnotations = {"readOnlyHint": is_read_only}
         if mix.extra_hints:
             verb = VERBS.get(tool["name"].removeprefix(domain.prefix).split("_")[0])
             if not is_read_only:
@@ -323,13 +324,15 @@ def _title(name: str) -> str:
 # Explicit tools and faults
 
 
-def _explicit_to_wire(tool: ToolSpec) -> dict[str, Any]:
+def _explicit_to_wire(tool: ToolSpec) -> ListedTool:
+    # What a spec gives as wire form or annotations is JSON from outside, served as written:
+    # the types are what a listed tool may hold, nothing checks them here.
     if tool.wire is not None:
-        return copy.deepcopy(dict(tool.wire))
-    out: dict[str, Any] = {"name": tool.name, "description": tool.description}
-    out["inputSchema"] = copy.deepcopy(tool.input_schema)
+        return cast(ListedTool, copy.deepcopy(dict(tool.wire)))
+    schema = copy.deepcopy(dict(tool.input_schema))
+    out: ListedTool = {"name": tool.name, "description": tool.description, "inputSchema": schema}
     if tool.annotations is not None:
-        out["annotations"] = copy.deepcopy(dict(tool.annotations))
+        out["annotations"] = cast(ToolAnnotations, copy.deepcopy(dict(tool.annotations)))
     if tool.title is not None:
         out["title"] = tool.title
     return out

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import anyio.lowlevel
@@ -21,6 +21,7 @@ from mcp.shared.subscriptions import ServerEvent, ToolsListChanged
 from mock_servers._generate import build_catalog
 from mock_servers._spec import CatalogChange, ServerSpec, ToolSpec
 from mock_servers._spec_changes import apply_names_or_fail, updated_tool
+from mock_servers._wire import ListedTool, ToolAnnotations
 
 __all__ = ["ChangeReport", "ListingWatch", "LiveCatalog", "Notifier"]
 
@@ -38,13 +39,14 @@ class ChangeReport:
     list_error: bool
 
 
-def _tool_to_wire(tool: ToolSpec) -> dict[str, Any]:
-    # An explicit tool in a change is served exactly as one in the spec would be.
+def _tool_to_wire(tool: ToolSpec) -> ListedTool:
+    # An explicit tool in a change is served exactly as one in the spec would be: its wire
+    # form and annotations are JSON from outside, served as written.
     if tool.wire is not None:
-        return {key: _copy(value) for key, value in tool.wire.items()}
-    out: dict[str, Any] = {"name": tool.name, "description": tool.description, "inputSchema": _copy(tool.input_schema)}
+        return cast(ListedTool, {key: _copy(value) for key, value in tool.wire.items()})
+    out: ListedTool = {"name": tool.name, "description": tool.description, "inputSchema": _copy(tool.input_schema)}
     if tool.annotations is not None:
-        out["annotations"] = _copy(tool.annotations)
+        out["annotations"] = cast(ToolAnnotations, _copy(tool.annotations))
     if tool.title is not None:
         out["title"] = tool.title
     return out
@@ -67,11 +69,11 @@ class LiveCatalog:
 
     def __init__(self, spec: ServerSpec) -> None:
         built = build_catalog(spec)
-        self.tools: list[dict[str, Any]] = built.tools
+        self.tools: list[ListedTool] = built.tools
         self._marks: dict[int, list[str]] = {id(built.tools[i]): kinds for i, kinds in built.faulty.items()}
         self.version = 0
         self.list_error = False
-        self.by_name: dict[str, dict[str, Any]] = {}
+        self.by_name: dict[str, ListedTool] = {}
         self._index()
 
     def _index(self) -> None:
@@ -121,7 +123,7 @@ class LiveCatalog:
             list_error=self.list_error,
         )
 
-    def _carry(self, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    def _carry(self, old: ListedTool, new: ListedTool) -> ListedTool:
         marks = self._marks.pop(id(old), None)
         if marks is not None:
             self._marks[id(new)] = marks

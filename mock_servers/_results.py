@@ -33,6 +33,7 @@ import jsonschema  # type: ignore[import-untyped]
 from mock_servers._fakes import SchemaInstances, fake_value, identifier, timestamp
 from mock_servers._spec import ServerSpec
 from mock_servers._vocabulary import DOMAINS, VERBS, Domain, Entity
+from mock_servers._wire import ListedTool
 
 __all__ = ["ResultMaker", "call_seed"]
 
@@ -87,7 +88,7 @@ class ResultMaker:
         self._faker.seed_instance(seed)
         return self._faker
 
-    def make(self, tool: Mapping[str, Any], arguments: Mapping[str, Any]) -> tuple[str, dict[str, Any] | None, bool]:
+    def make(self, tool: ListedTool, arguments: Mapping[str, Any]) -> tuple[str, dict[str, Any] | None, bool]:
         """``(text, structuredContent, isError)`` for a call whose arguments are valid."""
         name = str(tool.get("name", ""))
         fake = self._fake(call_seed(self.spec.seed, name, arguments))

@@ -29,6 +29,7 @@ from mock_servers._live import ListingWatch, LiveCatalog, Notifier
 from mock_servers._results import ResultMaker
 from mock_servers._spec import CatalogChange, FleetSpec, ServerSpec
 from mock_servers._spec_changes import as_change
+from mock_servers._wire import JsonSchema, ListedTool
 
 __all__ = ["CallResult", "ChangeApplied", "MemoryFleet", "ServerCore", "build_server", "call_result", "memory_server"]
 
@@ -120,7 +121,7 @@ class ServerCore:
         self._changing = anyio.Lock()
 
     @property
-    def tools(self) -> list[dict[str, Any]]:
+    def tools(self) -> list[ListedTool]:
         """The definitions the server lists now, in listing order (wire form)."""
         return self.live.tools
 
@@ -188,9 +189,7 @@ class ServerCore:
                 return kind
         return None
 
-    async def list_page(
-        self, cursor: str | None, protocol_version: str | None
-    ) -> tuple[list[dict[str, Any]], str | None]:
+    async def list_page(self, cursor: str | None, protocol_version: str | None) -> tuple[list[ListedTool], str | None]:
         """Serve one page: apply the faults, record the listing, return (tools, nextCursor)."""
         await self.delay()
         start = self.decode_cursor(cursor)
@@ -232,11 +231,12 @@ class ServerCore:
 
     # -- tools/call -----------------------------------------------------------------------------
 
-    def tool(self, name: str) -> dict[str, Any] | None:
+    def tool(self, name: str) -> ListedTool | None:
         """The definition listed under this name (the first one, if listed twice)."""
         return self.live.by_name.get(name)
 
-    def input_schema(self, name: str) -> Mapping[str, Any] | None:
+    def input_schema(self, name: str) -> JsonSchema | None:
+        """The input schema listed for this name, for the SDK to validate arguments with."""
         tool = self.live.by_name.get(name)
         schema = tool.get("inputSchema") if tool else None
         return schema if isinstance(schema, Mapping) else None
@@ -381,7 +381,7 @@ class ServerCore:
             else:
                 await fired.wait()
 
-    def outcome(self, tool: Mapping[str, Any], name: str, args: dict[str, Any]) -> Outcome:
+    def outcome(self, tool: ListedTool, name: str, arguments: dict[str, Any]) -> Outcome:
         """The result of a call that no fault intercepts: validation, then a recorded or a made-up result."""
         schema = tool.get("inputSchema")
         try:
@@ -389,14 +389,14 @@ class ServerCore:
             if validator is None:
                 cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
                 validator = self._validators[name] = cls(schema)
-            errors = sorted(validator.iter_errors(args), key=lambda e: list(e.absolute_path))
+            errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
         except (jsonschema.SchemaError, TypeError, AttributeError) as exc:
             return Outcome(f"{self.spec.id}.{name}: the tool's input schema is unusable ({exc})", None, True)
         if errors:
             where = "/".join(str(p) for p in errors[0].absolute_path) or "arguments"
             return Outcome(f"Invalid arguments for {name}: {where}: {errors[0].message}", None, True)
         for sample in self._samples.get(name, ()):
-            if _same_json(sample["arguments"], args):
+            if _same_json(sample["arguments"], arguments):
                 result = sample["result"]
                 structured = result.get("structuredContent")
                 return Outcome(
@@ -405,7 +405,7 @@ class ServerCore:
                     result.get("isError") is True,
                     tuple(result.get("content", ())),
                 )
-        text, made, is_error = self.results.make(tool, args)
+        text, made, is_error = self.results.make(tool, arguments)
         return Outcome(text, made, is_error)
 
 

@@ -10,13 +10,14 @@ form (`change_to_dict`) are `mock_servers._spec`'s.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from mock_servers._errors import FleetArgumentError
 from mock_servers._fields import FieldReader
 from mock_servers._limits import LIMITS
 from mock_servers._spec import CatalogChange, Rename, ToolUpdate, freeze_json
 from mock_servers._spec_tools import tool_from_dict
+from mock_servers._wire import ListedTool, ToolAnnotations
 
 __all__ = [
     "apply_names_or_fail",
@@ -199,15 +200,16 @@ def apply_names_or_fail(names: Sequence[str], change: CatalogChange) -> list[str
     return current
 
 
-def updated_tool(tool: Mapping[str, Any], update: ToolUpdate) -> dict[str, Any]:
+def updated_tool(tool: ListedTool, update: ToolUpdate) -> ListedTool:
     """A wire definition with the fields of ``update`` put in."""
-    out = dict(tool)
+    out = tool.copy()
     if update.description is not None:
         out["description"] = update.description
     if update.input_schema is not None:
         out["inputSchema"] = freeze_json(update.input_schema)
     if update.annotations is not None:
-        out["annotations"] = freeze_json(update.annotations)
+        # An update's annotations are JSON from the spec, served as written.
+        out["annotations"] = cast(ToolAnnotations, freeze_json(update.annotations))
     if update.title is not None:
         out["title"] = update.title
     return out

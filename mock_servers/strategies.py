@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from hypothesis import strategies as st
 
@@ -31,6 +31,7 @@ from mock_servers._spec import (
 )
 from mock_servers._spec_changes import edit_problems
 from mock_servers._vocabulary import DOMAINS
+from mock_servers._wire import ToolPolicy
 
 __all__ = ["catalog_changes", "fleet_specs", "server_specs", "tool_policies", "tool_specs"]
 
@@ -309,7 +310,7 @@ def fleet_specs(
     )
 
 
-def tool_policies(server: ServerSpec, *, unknown_names: bool = True) -> st.SearchStrategy[dict[str, Any]]:
+def tool_policies(server: ServerSpec, *, unknown_names: bool = True) -> st.SearchStrategy[ToolPolicy]:
     """A ``toolPolicy`` for ``server`` in the wire form of the driver protocol.
 
     Tool names are drawn mostly from the server's own catalog; with ``unknown_names``
@@ -332,4 +333,10 @@ def tool_policies(server: ServerSpec, *, unknown_names: bool = True) -> st.Searc
             "maxActiveTools": st.integers(0, 96),
             "sideEffects": st.sampled_from(("allow", "readOnly")),
         },
-    )
+    ).map(_as_policy)
+
+
+def _as_policy(drawn: dict[str, object]) -> ToolPolicy:
+    # fixed_dictionaries types its values as the join of its strategies' (object); each key's
+    # strategy above draws exactly the type ToolPolicy gives it.
+    return cast(ToolPolicy, drawn)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from conformance._wire_types import ToolPolicy
 from conformance.suite._named import plain_server
 from conformance.suite._strategies import FleetAndPolicies
 from mock_servers import FleetSpec, ServerSpec, ToolSpec, generate_tools
@@ -31,16 +32,16 @@ __all__ = [
 ]
 
 
-def servers(*specs: tuple[int, dict[str, Any]]) -> FleetAndPolicies:
+def servers(*specs: tuple[int, ToolPolicy]) -> FleetAndPolicies:
     """Servers ``s0``, ``s1``… of ``(tool_count, policy)``."""
     fleet = FleetSpec(servers=tuple(ServerSpec(id=f"s{i}", tool_count=n) for i, (n, _) in enumerate(specs)), seed=11)
-    return fleet, {f"s{i}": dict(p) for i, (_, p) in enumerate(specs)}
+    return fleet, {f"s{i}": p.copy() for i, (_, p) in enumerate(specs)}
 
 
-def plain(*specs: tuple[int, dict[str, Any]]) -> FleetAndPolicies:
+def plain(*specs: tuple[int, ToolPolicy]) -> FleetAndPolicies:
     """Servers ``s0``, ``s1``… of ``(count, policy)`` plain tools ``tool_0``, ``tool_1``…"""
     fleet = FleetSpec(servers=tuple(plain_server(f"s{i}", n) for i, (n, _) in enumerate(specs)))
-    return fleet, {f"s{i}": dict(p) for i, (_, p) in enumerate(specs)}
+    return fleet, {f"s{i}": p.copy() for i, (_, p) in enumerate(specs)}
 
 
 def tool(name: str, description: str = "Thing.", read_only: bool = False) -> ToolSpec:

@@ -8,17 +8,17 @@ rather than the first of several checks that happens to fail.
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from hypothesis import strategies as st
 
 from conformance import ConformanceError, OutcomeError, Run, Sut
-from conformance._wire_types import Definition, ServerConfig, ToolResult
+from conformance._wire_types import Definition, ServerConfig, ToolPolicy, ToolResult
 from conformance.suite._fleets import Fleets, tools_of
 from conformance.suite._preconditions import named_activation_is_due
-from conformance.suite._predictions import FirstRound, first_round
+from conformance.suite._predictions import FirstRound, Tools, first_round
 from conformance.suite._strategies import FleetAndPolicies, fleets_with_policies
 from conformance.suite._wire import (
     DISCOVERY,
@@ -31,7 +31,7 @@ from conformance.suite._wire import (
     qualified,
     run,
 )
-from mock_servers import FleetSpec, ToolCalled
+from mock_servers import FleetSpec, ListedTool, ToolCalled
 
 __all__ = ["BASES", "FLEETS", "STEPS", "Step", "Steps", "Then", "Trace", "explore", "plan", "saturating_steps"]
 
@@ -44,7 +44,7 @@ STEPS = st.lists(
 Steps = list[tuple[int, int | None, bool]]
 
 
-def _words(tools: dict[str, list[dict[str, Any]]]) -> list[str]:
+def _words(tools: Tools) -> list[str]:
     """Query words: the servers' ids (which match every tool of a server) and the words of the tools."""
     words: set[str] = set()
     for ts in tools.values():
@@ -72,7 +72,7 @@ class Trace:
     """A discovery sequence on one run, with what the suite predicts about it."""
 
     model: FirstRound
-    tools: dict[str, list[dict[str, Any]]]
+    tools: dict[str, list[ListedTool]]
     base: list[str]
     start: list[Definition]
     case: dict[str, Any]
@@ -85,7 +85,7 @@ class Trace:
     calls_after: list[ToolCalled] = field(default_factory=list)
 
     @property
-    def catalog(self) -> dict[str, tuple[str, Any]]:
+    def catalog(self) -> dict[str, tuple[str, ListedTool]]:
         return catalog(self.tools)
 
     def mcp(self, defs: list[Definition]) -> list[str]:
@@ -190,10 +190,10 @@ def explore(
         return trace
 
 
-def saturating_steps(spec: FleetSpec, policies: dict[str, dict[str, Any]], rounds: int) -> Steps:
+def saturating_steps(spec: FleetSpec, policies: Mapping[str, ToolPolicy], rounds: int) -> Steps:
     """Discovery calls, each naming one auto server (a relevance signal for every tool of
     it) scoped to that server with limit 12, ``rounds`` times over the auto servers."""
-    auto = [s.id for s in spec.servers if policies.get(s.id, {}).get("mode", "auto") == "auto"]
+    auto = [s.id for s in spec.servers if policies.get(s.id, ToolPolicy()).get("mode", "auto") == "auto"]
     # The query words of explore() start with the sorted server ids, and its scope picks
     # from the auto servers in fleet order: callers keep both orders the same.
     ids = sorted(s.id for s in spec.servers)

@@ -24,7 +24,7 @@ from conformance.suite._fleets import Fleets
 from conformance.suite._predictions import FirstRound
 from conformance.suite._strategies import FleetAndPolicies
 from conformance.suite._wire import base_tools, fail, names, open_params, refusal_or, run
-from mock_servers import ToolCalled
+from mock_servers import ListedTool, ToolCalled
 
 __all__ = ["Opened", "Then", "open_first_round", "with_examples"]
 
@@ -38,7 +38,7 @@ class Opened:
     """A run opened (or refused) over a served fleet, and what the oracle predicted."""
 
     model: FirstRound
-    tools: dict[str, list[dict[str, Any]]]
+    tools: dict[str, list[ListedTool]]
     base: list[str]
     #: The first definitions, or the refusal of ``run.open``.
     got: list[Definition] | OutcomeError

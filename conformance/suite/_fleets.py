@@ -14,7 +14,7 @@ import itertools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 from conformance._wire_types import ServerConfig, StdioTransport, ToolPolicy
 from mock_servers import (
@@ -22,6 +22,7 @@ from mock_servers import (
     FleetSpec,
     FleetUrls,
     LedgerView,
+    ListedTool,
     ProcessStarted,
     generate_tools,
     read_ledger,
@@ -33,10 +34,11 @@ from mock_servers import (
 __all__ = ["Fleet", "Fleets", "Transport", "tools_of"]
 
 Transport = Literal["http", "stdio"]
-Policies = Mapping[str, Mapping[str, Any]]
+#: Server id -> the tool policy the run is given for it.
+Policies = Mapping[str, ToolPolicy]
 
 
-def tools_of(spec: FleetSpec) -> dict[str, list[dict[str, Any]]]:
+def tools_of(spec: FleetSpec) -> dict[str, list[ListedTool]]:
     """What each server of ``spec`` lists, without serving it: what the oracle needs."""
     return {s.id: generate_tools(s) for s in spec.servers}
 
@@ -46,11 +48,11 @@ class Fleet:
     """A fleet being served for one example."""
 
     spec: FleetSpec
-    policies: dict[str, dict[str, Any]]
+    policies: dict[str, ToolPolicy]
     #: The ``servers`` parameter of ``run.open``.
     servers: list[ServerConfig]
     ledger_path: Path
-    tools: dict[str, list[dict[str, Any]]]
+    tools: dict[str, list[ListedTool]]
     #: The host serving the fleet and its name there (HTTP fleets): live catalogs change through it.
     host: FleetHost | None = None
     urls: FleetUrls | None = None
@@ -87,13 +89,7 @@ class Fleet:
 
     def with_policies(self, policies: Policies) -> list[ServerConfig]:
         """The ``servers`` parameter with other policies (server id -> wire policy)."""
-        return [{**s, "policy": _policy(policies.get(s.get("id", ""), {}))} for s in self.servers]
-
-
-def _policy(policy: Mapping[str, Any]) -> ToolPolicy:
-    # Policies come from strategies and tables that may break POL-9 on purpose: the run
-    # must refuse them with config_error, so they are sent as they are.
-    return cast(ToolPolicy, dict(policy))
+        return [{**s, "policy": policies.get(s.get("id", ""), ToolPolicy()).copy()} for s in self.servers]
 
 
 class Fleets:
@@ -128,7 +124,8 @@ class Fleets:
         each server as a subprocess).
         """
         ledger = self._ledger()
-        pol = {s.id: dict((policies or {}).get(s.id, {})) for s in spec.servers}
+        given: Policies = policies or {}
+        pol = {s.id: given.get(s.id, ToolPolicy()).copy() for s in spec.servers}
         tools = tools_of(spec)
         if transport == "stdio":
             servers: list[ServerConfig] = []
@@ -140,13 +137,13 @@ class Fleets:
                     "args": list(params.args),
                     "env": dict(params.env or {}),
                 }
-                servers.append({"id": s.id, "transport": transport_params, "policy": _policy(pol[s.id])})
+                servers.append({"id": s.id, "transport": transport_params, "policy": pol[s.id].copy()})
             yield Fleet(spec, pol, servers, ledger, tools)
             return
         urls = self.host.add_fleet(spec, ledger)
         try:
             servers = [
-                {"id": s.id, "transport": {"type": "http", "url": urls[s.id]}, "policy": _policy(pol[s.id])}
+                {"id": s.id, "transport": {"type": "http", "url": urls[s.id]}, "policy": pol[s.id].copy()}
                 for s in spec.servers
             ]
             yield Fleet(spec, pol, servers, ledger, tools, self.host, urls)

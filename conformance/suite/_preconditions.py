@@ -17,14 +17,15 @@ anything to check.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, NoReturn
+from collections.abc import Iterable, Mapping
+from typing import NoReturn
 
 from conformance import CLAUSES, Inconclusive, OutcomeError, Sut, UnknownClause
+from conformance._wire_types import ToolPolicy
 from conformance.suite._fleets import Fleets, tools_of
-from conformance.suite._predictions import FIRST_ROUND_SERVER_CAP, MAX_LIMIT, FirstRound, read_only
+from conformance.suite._predictions import FIRST_ROUND_SERVER_CAP, MAX_LIMIT, FirstRound, Tools, read_only
 from conformance.suite._wire import catalog, mcp_definitions, names, open_params, refusal_or, run
-from mock_servers import FleetSpec, ServerSpec, generate_tools
+from mock_servers import FleetSpec, ListedTool, ServerSpec, generate_tools
 
 __all__ = [
     "admitted",
@@ -58,7 +59,7 @@ def nothing_to_check(reason: str) -> NoReturn:
     raise Inconclusive("", reason)
 
 
-def exclusion_clause(policy: Mapping[str, Any], tool: Mapping[str, Any]) -> str:
+def exclusion_clause(policy: ToolPolicy, tool: ListedTool) -> str:
     """The clause that keeps ``tool`` out under ``policy`` (denial first, then the mode's
     lists, then read-only), or "POL-1" when the policy admits it."""
     name = tool["name"]
@@ -75,11 +76,11 @@ def exclusion_clause(policy: Mapping[str, Any], tool: Mapping[str, Any]) -> str:
     return "POL-1"
 
 
-def admitted(sut: Sut, fleets: Fleets, server: ServerSpec, policy: Mapping[str, Any]) -> set[str] | None:
+def admitted(sut: Sut, fleets: Fleets, server: ServerSpec, policy: ToolPolicy) -> set[str] | None:
     """The tools of ``server`` the SUT admits under ``policy``'s denial and read-only: a run
     of that server alone in ``all`` mode, where every eligible tool is required (POL-6.1),
     shows them all. None when that run does not open."""
-    control = {
+    control: ToolPolicy = {
         "mode": "all",
         "maxActiveTools": 96,
         "deniedTools": list(policy.get("deniedTools") or []),
@@ -92,7 +93,7 @@ def admitted(sut: Sut, fleets: Fleets, server: ServerSpec, policy: Mapping[str, 
     return {name.removeprefix(f"{server.id}__") for name in names(mcp_definitions(got, []))}
 
 
-def read_only_applied(sut: Sut, fleets: Fleets, spec: FleetSpec, policies: Mapping[str, Mapping[str, Any]]) -> None:
+def read_only_applied(sut: Sut, fleets: Fleets, spec: FleetSpec, policies: Mapping[str, ToolPolicy]) -> None:
     """Go on only when, for each server of ``spec`` under ``sideEffects: readOnly``, the SUT
     admits no tool whose ``readOnlyHint`` is not the JSON value true (POL-5.1).
 
@@ -121,7 +122,7 @@ def policy_applied(
     sut: Sut,
     fleets: Fleets,
     spec: FleetSpec,
-    policies: Mapping[str, Mapping[str, Any]],
+    policies: Mapping[str, ToolPolicy],
     model: FirstRound,
     active: Iterable[str],
 ) -> None:
@@ -150,9 +151,7 @@ def policy_applied(
         )
 
 
-def first_round_capped(
-    model: FirstRound, tools: Mapping[str, Sequence[Mapping[str, Any]]], active: Iterable[str]
-) -> None:
+def first_round_capped(model: FirstRound, tools: Tools, active: Iterable[str]) -> None:
     """Go on only when no server has more first-round tools than its cap (SEL-1.1).
 
     Raises:

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Final, Literal
+
+from conformance._wire_types import ToolPolicy
+from mock_servers import ListedTool
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -37,12 +40,12 @@ FIRST_ROUND_SERVER_CAP: Final = 12
 DEFAULT_LIMIT: Final = 6
 MAX_LIMIT: Final = 12
 
-#: Each server's listing: server id -> wire tools (``{"name", "description", "inputSchema", ...}``).
-Tools = Mapping[str, Sequence[Mapping[str, Any]]]
+#: Each server's listing: server id -> the tools it lists.
+Tools = Mapping[str, Sequence[ListedTool]]
 Refusal = Literal["selection_error"]
 
 
-def read_only(tool: Mapping[str, Any]) -> bool:
+def read_only(tool: ListedTool) -> bool:
     """POL-5.1: the annotations carry ``readOnlyHint`` equal to the JSON value ``true``."""
     annotations = tool.get("annotations")
     return isinstance(annotations, Mapping) and annotations.get("readOnlyHint") is True
@@ -81,7 +84,7 @@ class ServerModel:
 
 
 def server_model(
-    server_id: str, tools: Iterable[Mapping[str, Any]], policy: Mapping[str, Any], *, cap_counts_required: bool = True
+    server_id: str, tools: Iterable[ListedTool], policy: ToolPolicy, *, cap_counts_required: bool = True
 ) -> ServerModel:
     """POL-1..POL-7 and POL-9 for one server, and its first-round cap under SEL-1.1's reading."""
     tools = list(tools)
@@ -148,21 +151,21 @@ class FirstRound:
         pins = [pin for m in self.servers.values() for pin in m.excluded_pins]
         return kind in ("config_error", "selection_error") and any(pin in message for pin in pins)
 
-    def without_excluded_pins(self, policies: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    def without_excluded_pins(self, policies: Mapping[str, ToolPolicy]) -> dict[str, ToolPolicy]:
         """``policies`` without the pinned tools they exclude. Such a pin is never required
         nor active (POL-7), so this is the same first round, the one a host that refuses
         such pins (ID-9) opens: a check meant for an open run reopens it so."""
-        kept: dict[str, dict[str, Any]] = {}
+        kept: dict[str, ToolPolicy] = {}
         for sid, policy in policies.items():
             excluded = set(self.servers[sid].excluded_pins) if sid in self.servers else set()
-            kept[sid] = dict(policy)
+            kept[sid] = policy.copy()
             if excluded and "pinnedTools" in policy:
                 kept[sid]["pinnedTools"] = [name for name in policy["pinnedTools"] if name not in excluded]
         return kept
 
 
 def first_round(
-    tools: Tools, policies: Mapping[str, Mapping[str, Any]], base: int, *, cap_counts_required: bool = True
+    tools: Tools, policies: Mapping[str, ToolPolicy], base: int, *, cap_counts_required: bool = True
 ) -> FirstRound:
     """The first round the specification determines for these listings, policies and base
     tools, under one reading of SEL-1.1's cap of 12 (ID-10)."""

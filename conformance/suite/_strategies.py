@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from hypothesis import strategies as st
 
 from conformance._properties import property_settings
+from conformance._wire_types import ToolPolicy
 from conformance.suite._fleets import tools_of
 from conformance.suite._predictions import FIRST_ROUND, server_model
 from mock_servers import FleetSpec, ServerSpec
@@ -23,10 +24,10 @@ from mock_servers.strategies import fleet_specs, tool_policies
 __all__ = ["FleetAndPolicies", "examples", "fleets_with_policies", "opening", "server_policies"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
-FleetAndPolicies = tuple[FleetSpec, dict[str, dict[str, Any]]]
+FleetAndPolicies = tuple[FleetSpec, dict[str, ToolPolicy]]
 
 
-def _deny_a_pinned_tool(policy: dict[str, Any], deny: bool) -> dict[str, Any]:
+def _deny_a_pinned_tool(policy: ToolPolicy, deny: bool) -> ToolPolicy:
     """``policy`` with its first pinned tool also denied, when ``deny`` (POL-2.2, POL-7.2)."""
     pinned = policy.get("pinnedTools") or []
     if not deny or not pinned:
@@ -35,7 +36,7 @@ def _deny_a_pinned_tool(policy: dict[str, Any], deny: bool) -> dict[str, Any]:
     return {**policy, "deniedTools": [*denied, pinned[0]] if pinned[0] not in denied else denied}
 
 
-def server_policies(server: ServerSpec, *, unknown_names: bool = False) -> st.SearchStrategy[dict[str, Any]]:
+def server_policies(server: ServerSpec, *, unknown_names: bool = False) -> st.SearchStrategy[ToolPolicy]:
     """A wire policy for ``server``; now and then a tool is both pinned and denied."""
     return st.tuples(tool_policies(server, unknown_names=unknown_names), st.booleans()).map(
         lambda drawn: _deny_a_pinned_tool(*drawn)
@@ -74,20 +75,20 @@ def opening(fleet: FleetAndPolicies, base_count: int, *, discovery: bool = False
     """
     spec, drawn = fleet
     tools = tools_of(spec)
-    policies = {sid: dict(policy) for sid, policy in drawn.items()}
+    policies = {sid: policy.copy() for sid, policy in drawn.items()}
     ids = [s.id for s in spec.servers]
-    if discovery and ids and all(policies.get(sid, {}).get("mode", "auto") != "auto" for sid in ids):
-        policies[ids[0]] = {**policies.get(ids[0], {}), "mode": "auto"}
+    if discovery and ids and all(policies.get(sid, ToolPolicy()).get("mode", "auto") != "auto" for sid in ids):
+        policies[ids[0]] = {**policies.get(ids[0], ToolPolicy()), "mode": "auto"}
     while True:
-        models = [server_model(sid, tools[sid], policies.get(sid, {})) for sid in ids]
+        models = [server_model(sid, tools[sid], policies.get(sid, ToolPolicy())) for sid in ids]
         room = FIRST_ROUND - int(any(m.mode == "auto" for m in models))
         required = sum(len(m.required) for m in models)
         outside_auto = [m for m in models if m.mode != "auto"]
         if required <= room or not outside_auto:
             break
         largest = max(outside_auto, key=lambda m: len(m.required))
-        policies[largest.id] = {**policies.get(largest.id, {}), "mode": "auto"}
+        policies[largest.id] = {**policies.get(largest.id, ToolPolicy()), "mode": "auto"}
     for m in models:
         if len(m.required) > m.max_active:
-            policies[m.id] = {**policies.get(m.id, {}), "maxActiveTools": len(m.required)}
+            policies[m.id] = {**policies.get(m.id, ToolPolicy()), "maxActiveTools": len(m.required)}
     return (spec, policies), max(0, min(base_count, room - required))

@@ -15,6 +15,7 @@ from typing import Any, Final, TypeVar
 from conformance._errors import Nonconformance, OutcomeError
 from conformance._sut import Sut
 from conformance._wire_types import Definition, JsonObject, OpenParams, ServerConfig, ToolResult
+from mock_servers import ListedTool
 
 __all__ = [
     "DISCOVERY",
@@ -82,8 +83,8 @@ def mcp_definitions(defs: Sequence[Definition], base_names: Iterable[str]) -> li
     return [d for d in defs if d["name"] not in skip]
 
 
-def catalog(tools: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, tuple[str, Mapping[str, Any]]]:
-    """Qualified name -> (server id, wire tool)."""
+def catalog(tools: Mapping[str, Sequence[ListedTool]]) -> dict[str, tuple[str, ListedTool]]:
+    """Qualified name -> (server id, listed tool)."""
     return {qualified(sid, t["name"]): (sid, t) for sid, ts in tools.items() for t in ts}
 
 

@@ -13,7 +13,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from conformance import OutcomeError, Run, Sut, clause
-from conformance._wire_types import Definition
+from conformance._wire_types import Definition, ToolPolicy
 from conformance.suite._explore import BASES as DISCOVERY_BASES
 from conformance.suite._explore import FLEETS as DISCOVERY_FLEETS
 from conformance.suite._explore import STEPS, Steps, Trace, explore, saturating_steps
@@ -29,10 +29,10 @@ FLEETS = fleets_with_policies(max_servers=3, max_tools=30)
 BASES = st.integers(0, 8) | st.integers(60, 97)
 
 
-def _servers(*specs: tuple[int, dict[str, Any]]) -> FleetAndPolicies:
+def _servers(*specs: tuple[int, ToolPolicy]) -> FleetAndPolicies:
     """Servers ``s0``, ``s1``… of ``(tool_count, policy)``."""
     fleet = FleetSpec(servers=tuple(ServerSpec(id=f"s{i}", tool_count=n) for i, (n, _) in enumerate(specs)), seed=11)
-    return fleet, {f"s{i}": dict(p) for i, (_, p) in enumerate(specs)}
+    return fleet, {f"s{i}": p.copy() for i, (_, p) in enumerate(specs)}
 
 
 # First rounds that fill the 96 definitions exactly, or leave them one short: one more shows.
@@ -97,7 +97,7 @@ WATERMARK_CASES: dict[str, tuple[FleetAndPolicies, int, int]] = {
     # base 90: first round 5 MCP tools, dynamic capacity 21 -> 112 after 12 + 4 more.
     "one-server-base-90": (_servers((40, {"maxActiveTools": 40})), 90, 3),
     # no base tools: first round 48, dynamic capacity 111 -> 63 more through discovery.
-    "four-servers-no-base": (_servers(*[(40, {"maxActiveTools": 40})] * 4), 0, 3),
+    "four-servers-no-base": (_servers(*[(40, ToolPolicy(maxActiveTools=40))] * 4), 0, 3),
     # a non-auto server's required tools count too.
     "with-required-tools": (_servers((40, {"maxActiveTools": 40}), (20, {"mode": "all"})), 60, 4),
 }

@@ -10,7 +10,7 @@ import shlex
 import sys
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import pytest
 from hypothesis import given
@@ -36,7 +36,7 @@ from conformance.suite._wire import (
     refusal_or,
     run,
 )
-from mock_servers import Faults, FleetSpec, ServerSpec, ToolSpec, call_result, example_arguments
+from mock_servers import Faults, FleetSpec, ListedTool, ServerSpec, ToolSpec, call_result, example_arguments
 
 PROVIDER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _T = TypeVar("_T")
@@ -52,7 +52,7 @@ def test_every_configured_server_is_listed_when_the_run_opens(sut: Sut, fleets: 
         ),
         seed=3,
     )
-    policies = {s.id: {"mode": "all", "maxActiveTools": 96} for s in spec.servers}
+    policies: dict[str, ToolPolicy] = {s.id: {"mode": "all", "maxActiveTools": 96} for s in spec.servers}
     with fleets.serve(spec, policies) as served:
         defs = run(_definitions(sut, served.servers))
         unlisted = [s.id for s in spec.servers if not served.ledger().listed_pages(s.id)]
@@ -76,8 +76,8 @@ def test_tools_on_later_pages_are_in_the_catalog_with_their_definitions_and_anno
     sut: Sut, fleets: Fleets, page_size: int, count: int, seed: int
 ) -> None:
     spec = FleetSpec(servers=(ServerSpec(id="s0", tool_count=count, page_size=page_size, seed=seed),), seed=seed)
-    every_policy = {"mode": "all", "maxActiveTools": 96}
-    read_only_policy = {**every_policy, "sideEffects": "readOnly"}
+    every_policy: ToolPolicy = {"mode": "all", "maxActiveTools": 96}
+    read_only_policy: ToolPolicy = {**every_policy, "sideEffects": "readOnly"}
     with fleets.serve(spec, {"s0": every_policy}) as served:
 
         async def body() -> tuple[Any, Any]:
@@ -450,7 +450,9 @@ def _mapped_or_left_out(body: Coroutine[Any, Any, _T], what: str, case: object) 
 @clause("CAT-5.1", "CAT-5.2", "CAT-3.1")
 @pytest.mark.parametrize("mode", ["all", "auto"])
 @pytest.mark.parametrize("fleet", sorted(BAD_NAME_FLEETS))
-def test_no_definition_breaks_the_provider_name_rule(sut: Sut, fleets: Fleets, fleet: str, mode: str) -> None:
+def test_no_definition_breaks_the_provider_name_rule(
+    sut: Sut, fleets: Fleets, fleet: str, mode: Literal["all", "auto"]
+) -> None:
     spec = BAD_NAME_FLEETS[fleet]
     sid = spec.servers[0].id
     with fleets.serve(spec, {sid: {"mode": mode}}) as served:
@@ -458,7 +460,7 @@ def test_no_definition_breaks_the_provider_name_rule(sut: Sut, fleets: Fleets, f
         cat = catalog(served.tools)
         tools = served.tools[sid]
 
-        async def body() -> tuple[list[Definition], list[tuple[str, dict[str, Any], Any, Any]]]:
+        async def body() -> tuple[list[Definition], list[tuple[str, ListedTool, Any, Any]]]:
             async with sut.open(open_params(served.servers)) as r:
                 defs = await r.definitions()
                 mapped = []

@@ -12,7 +12,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from conformance import OutcomeError, Sut, clause
-from conformance._wire_types import Definition, ServerConfig, ToolResult
+from conformance._wire_types import Definition, ServerConfig, ToolPolicy, ToolResult
 from conformance.suite._explore import BASES, FLEETS, STEPS, Steps, explore, plan
 from conformance.suite._fleets import Fleet, Fleets
 from conformance.suite._preconditions import named_activation_is_due, precondition
@@ -254,7 +254,7 @@ def test_every_request_is_assembled_anew_from_the_run(sut: Sut, fleets: Fleets) 
 @clause("DEF-4.1")
 def test_the_same_inputs_give_the_same_definitions_in_the_same_order(sut: Sut, fleets: Fleets) -> None:
     spec = FleetSpec(servers=(_SERVER, ServerSpec(id="s1", domain="chat", tool_count=6)), seed=8)
-    policies: dict[str, dict[str, Any]] = {"s0": {"pinnedTools": [_NAMES[-1]]}, "s1": {"mode": "all"}}
+    policies: dict[str, ToolPolicy] = {"s0": {"pinnedTools": [_NAMES[-1]]}, "s1": {"mode": "all"}}
     with fleets.serve(spec, policies) as served:
         params = open_params(served.servers, base_tools(2), user="show the open issues")
         case = served.describe() | {"baseTools": 2, "userMessage": params["userMessage"]}
@@ -306,7 +306,7 @@ def test_two_base_tools_with_one_name_are_a_config_error(sut: Sut, fleets: Fleet
 # A base tool named like a tool of the run: (policy of s0, the base tool's name, sentence).
 # The tool is active (pinned), in the catalog but never active (denied), or the discovery
 # tool, registered with an auto server (without one, see the test after next).
-BASE_COLLISIONS: dict[str, tuple[dict[str, Any], str, str]] = {
+BASE_COLLISIONS: dict[str, tuple[ToolPolicy, str, str]] = {
     "active-mcp-tool": ({"pinnedTools": [_NAMES[0]]}, f"s0__{_NAMES[0]}", "DEF-5.1"),
     "inactive-mcp-tool": ({"deniedTools": [_NAMES[1]]}, f"s0__{_NAMES[1]}", "DEF-5.1"),
     "discovery-tool": ({}, DISCOVERY, "DEF-5.2"),

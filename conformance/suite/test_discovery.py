@@ -19,7 +19,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from conformance import Sut, clause
-from conformance._wire_types import Definition, ToolResult
+from conformance._wire_types import Definition, ToolPolicy, ToolResult
 from conformance.suite._discovery_cases import (
     ABSENT,
     ASKED_BY_NAME,
@@ -332,7 +332,7 @@ def test_discovery_never_activates_a_tool_its_policy_excludes(sut: Sut, fleets: 
     server = ServerSpec(id="s0", tool_count=30)
     tools = generate_tools(server)
     denied = [t["name"] for t in tools if (t.get("annotations") or {}).get("readOnlyHint") is True][:3]
-    policy = {"sideEffects": "readOnly", "deniedTools": denied, "maxActiveTools": 40}
+    policy: ToolPolicy = {"sideEffects": "readOnly", "deniedTools": denied, "maxActiveTools": 40}
     excluded = [
         t["name"] for t in tools if t["name"] in denied or (t.get("annotations") or {}).get("readOnlyHint") is not True
     ]

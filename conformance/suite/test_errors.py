@@ -22,7 +22,7 @@ from conformance.suite._named import ask_for, discover_in_turn, plain_server
 from conformance.suite._paged_server import PATH as PAGED_SERVER
 from conformance.suite._preconditions import nothing_to_check, precondition
 from conformance.suite._wire import base_tools, fail, names, open_params, portable, refusal_or, result_text, run
-from mock_servers import Faults, FleetSpec, ServerSpec, ToolSpec
+from mock_servers import Faults, FleetSpec, ListedTool, ServerSpec, ToolSpec
 
 
 def _one_server(fleets: Fleets) -> AbstractContextManager[Fleet]:
@@ -114,7 +114,7 @@ def test_required_tools_over_the_first_round_capacity_are_a_selection_error(
     # Two servers of 5 required tools each (10, neither over its maxActiveTools), and as many
     # base tools as leave exactly 10 first-round slots, or 9: 96 - base - discovery tool.
     servers = [ServerSpec(id="r1", tool_count=5), ServerSpec(id="r2", tool_count=5)]
-    policies: dict[str, dict[str, Any]] = {"r1": {"mode": "all"}, "r2": {"mode": "all"}}
+    policies: dict[str, ToolPolicy] = {"r1": {"mode": "all"}, "r2": {"mode": "all"}}
     if discovery:
         servers.append(ServerSpec(id="auto", tool_count=3))
     base = 96 - 10 - int(discovery) + int(over)
@@ -187,7 +187,7 @@ def test_max_active_tools_above_96_is_refused_or_counts_as_96(sut: Sut, fleets: 
     pinned (within the first-round capacity of 95), and the other ten asked for by name:
     a server held to 96 never has more active."""
     spec = FleetSpec(servers=(plain_server("s0", 100),))
-    policy = {"maxActiveTools": maximum, "pinnedTools": [f"tool_{i}" for i in range(90)]}
+    policy: ToolPolicy = {"maxActiveTools": maximum, "pinnedTools": [f"tool_{i}" for i in range(90)]}
     with fleets.serve(spec, {"s0": policy}) as served:
         case = served.describe()
 
@@ -304,7 +304,7 @@ def test_unreachable_server_is_a_connection_error(sut: Sut, fleets: Fleets, how:
     _expect_refusal("ERR-5.1", f"a server that {how}", got, "connection_error", case, naming=["broken"])
 
 
-STDIO_CASES = {
+STDIO_CASES: dict[str, tuple[FleetSpec, dict[str, ToolPolicy], str]] = {
     "fail_to_start": (
         FleetSpec(
             servers=(
@@ -395,12 +395,12 @@ MALFORMED = {
 }
 
 
-def _named(tool: dict[str, Any]) -> bool:
+def _named(tool: ListedTool) -> bool:
     """Whether the tool has a name to be named by: a string, and not the empty one."""
     return isinstance(tool.get("name"), str) and bool(tool["name"])
 
 
-def _well_formed(tool: dict[str, Any]) -> bool:
+def _well_formed(tool: ListedTool) -> bool:
     schema = tool.get("inputSchema")
     return _named(tool) and isinstance(schema, dict) and schema.get("type") == "object"
 
@@ -416,7 +416,7 @@ def test_a_malformed_tool_definition_never_reaches_the_model(sut: Sut, fleets: F
         ),
         seed=4,
     )
-    policies = {"fine": {"mode": "all"}, "rawsrv": {"mode": "all"}}
+    policies: dict[str, ToolPolicy] = {"fine": {"mode": "all"}, "rawsrv": {"mode": "all"}}
     with fleets.serve(spec, policies) as served:
         case = served.describe()
         # Both servers are in `all` mode: every well-formed tool is required (POL-6).

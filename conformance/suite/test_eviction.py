@@ -19,7 +19,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from conformance import Run, Sut, clause
-from conformance._wire_types import Definition, OpenParams
+from conformance._wire_types import Definition, OpenParams, ToolPolicy
 from conformance.suite._fleets import Fleet, Fleets
 from conformance.suite._strategies import examples
 from conformance.suite._wire import (
@@ -61,13 +61,13 @@ SPEC = FleetSpec(
         _server("fix", ("always",)),
     )
 )
-POLICIES: dict[str, dict[str, Any]] = {
+POLICIES: dict[str, ToolPolicy] = {
     CAPPED: {"maxActiveTools": 2},
     "pin": {"pinnedTools": ["keep"]},
     "fix": {"mode": "allowlist", "allowedTools": ["always"]},
 }
 CANDIDATES = (*(f"{sid}__{t}" for sid in ROLLING for t in TOOLS), "pin__spare")
-CAPS = {sid: int(POLICIES.get(sid, {}).get("maxActiveTools", 24)) for sid in (*ROLLING, "pin", "fix")}
+CAPS = {sid: POLICIES.get(sid, ToolPolicy()).get("maxActiveTools", 24) for sid in (*ROLLING, "pin", "fix")}
 
 
 def eviction_params(fleet: Fleet) -> OpenParams:

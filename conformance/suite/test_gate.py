@@ -11,7 +11,7 @@ import pytest
 from hypothesis import example, given
 
 from conformance import DriverSut, OutcomeError, Run, Sut, clause
-from conformance._wire_types import ToolResult
+from conformance._wire_types import ToolPolicy, ToolResult
 from conformance.suite._explore import BASES, FLEETS, STEPS, Steps, Trace, explore
 from conformance.suite._fleets import Fleets
 from conformance.suite._named import ask_for
@@ -126,7 +126,7 @@ def test_a_refused_or_failed_call_is_an_error_result_and_the_run_goes_on(sut: Su
     if how != "refusal":
         bad = dataclasses.replace(bad, faults=Faults(**cast(dict[str, Any], {how: (failing,)})))
     spec = FleetSpec(servers=(bad, ServerSpec(id="good", tool_count=3)), seed=1)
-    policies = {"bad": {"mode": "all"}, "good": {"mode": "all"}}
+    policies: dict[str, ToolPolicy] = {"bad": {"mode": "all"}, "good": {"mode": "all"}}
     with fleets.serve(spec, policies) as served:
         case = served.describe() | {"call": how}
 
@@ -192,7 +192,7 @@ def test_refusing_an_inactive_tool_points_to_discovery(sut: Sut, fleets: Fleets)
 @clause("GATE-2.2")
 def test_without_the_discovery_tool_a_refusal_does_not_point_to_it(sut: Sut, fleets: Fleets) -> None:
     spec = FleetSpec(servers=(ServerSpec(id="s0", tool_count=3),), seed=6)
-    policies = {"s0": {"mode": "all"}}
+    policies: dict[str, ToolPolicy] = {"s0": {"mode": "all"}}
     with fleets.serve(spec, policies) as served:
         case = served.describe()
 
@@ -354,7 +354,7 @@ def test_a_call_over_the_call_time_out_is_an_error_result_and_the_run_goes_on(su
         ),
         seed=5,
     )
-    policies = {"slow": {"mode": "all"}, "quick": {"mode": "all"}}
+    policies: dict[str, ToolPolicy] = {"slow": {"mode": "all"}, "quick": {"mode": "all"}}
     with fleets.serve(spec, policies) as served:
         # Listing is slow too: the list time-out must not be what fails.
         params = open_params(served.servers) | {"callTimeoutSeconds": CALL_LIMIT, "listTimeoutSeconds": 60}

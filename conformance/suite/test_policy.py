@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance import OutcomeError, Run, Sut, clause
-from conformance._wire_types import Definition, ServerConfig
+from conformance._wire_types import Definition, ServerConfig, ToolPolicy
 from conformance.suite._explore import plan
 from conformance.suite._first_round import Opened, open_first_round, with_examples
 from conformance.suite._fleets import Fleets, tools_of
@@ -30,7 +30,16 @@ from conformance.suite._wire import (
     portable,
     run,
 )
-from mock_servers import AnnotationMix, FleetSpec, ServerSpec, ToolCalled, ToolSpec, example_arguments, generate_tools
+from mock_servers import (
+    AnnotationMix,
+    FleetSpec,
+    ListedTool,
+    ServerSpec,
+    ToolCalled,
+    ToolSpec,
+    example_arguments,
+    generate_tools,
+)
 
 FLEETS = fleets_with_policies(max_servers=3, max_tools=30)
 BASES = st.integers(0, 8) | st.integers(60, 97)
@@ -47,29 +56,28 @@ assert all(read_only(_TOOLS[n]) for n in _READ) and not any(read_only(_TOOLS[n])
 assert "get_issue_comments" in _TOOLS and _TOOLS["cancel_workflow_run"]["annotations"]["destructiveHint"] is True
 
 
-def _s0(policy: dict[str, Any], tool_count: int = 10) -> FleetAndPolicies:
+def _s0(policy: ToolPolicy, tool_count: int = 10) -> FleetAndPolicies:
     return FleetSpec(servers=(ServerSpec(id="s0", tool_count=tool_count),)), {"s0": policy}
 
 
+def _s0_each(*policies: ToolPolicy) -> list[tuple[FleetAndPolicies, int]]:
+    """An example of :func:`_s0` under each policy, with no base tools."""
+    return [(_s0(policy), 0) for policy in policies]
+
+
 # A tool both pinned and denied, in every mode.
-PINNED_AND_DENIED: list[tuple[FleetAndPolicies, int]] = [
-    (_s0(policy), 0)
-    for policy in (
-        {"pinnedTools": [_S0[0]], "deniedTools": [_S0[0]]},
-        {"mode": "all", "pinnedTools": [_S0[0], _S0[1]], "deniedTools": [_S0[1]]},
-        {"mode": "allowlist", "allowedTools": _S0[:3], "pinnedTools": [_S0[2]], "deniedTools": [_S0[2]]},
-        {"mode": "auto", "allowedTools": _S0[:4], "pinnedTools": [_S0[3]], "deniedTools": [_S0[3]]},
-    )
-]
+PINNED_AND_DENIED = _s0_each(
+    {"pinnedTools": [_S0[0]], "deniedTools": [_S0[0]]},
+    {"mode": "all", "pinnedTools": [_S0[0], _S0[1]], "deniedTools": [_S0[1]]},
+    {"mode": "allowlist", "allowedTools": _S0[:3], "pinnedTools": [_S0[2]], "deniedTools": [_S0[2]]},
+    {"mode": "auto", "allowedTools": _S0[:4], "pinnedTools": [_S0[3]], "deniedTools": [_S0[3]]},
+)
 # Denial without pinning, where no list makes it moot: in all mode, and over allowedTools.
-DENIALS: list[tuple[FleetAndPolicies, int]] = [
-    (_s0(policy), 0)
-    for policy in (
-        {"mode": "all", "deniedTools": [_S0[1]]},
-        {"mode": "allowlist", "allowedTools": _S0[:3], "deniedTools": [_S0[1]]},
-        {"mode": "auto", "allowedTools": _S0[:4], "deniedTools": [_S0[2]]},
-    )
-]
+DENIALS = _s0_each(
+    {"mode": "all", "deniedTools": [_S0[1]]},
+    {"mode": "allowlist", "allowedTools": _S0[:3], "deniedTools": [_S0[1]]},
+    {"mode": "auto", "allowedTools": _S0[:4], "deniedTools": [_S0[2]]},
+)
 # Read-only over a server whose tools are marked true, false or not at all, at random, and
 # whose names say nothing about it: only the ones marked true may become active.
 READ_ONLY_MIXED: list[tuple[FleetAndPolicies, int]] = [
@@ -92,18 +100,19 @@ READ_ONLY_MIXED: list[tuple[FleetAndPolicies, int]] = [
 ]
 # Allowlists: empty (nothing eligible), short, one name that starts another, an auto server
 # restricted to three tools, and all mode, where the list is ignored.
+_ALLOWLISTS: tuple[ToolPolicy, ...] = (
+    {"mode": "allowlist", "allowedTools": []},
+    {"mode": "allowlist", "allowedTools": _S0[:2]},
+    {"mode": "auto", "allowedTools": _S0[5:8]},
+    {"mode": "all", "allowedTools": _S0[:1]},
+)
 ALLOWLISTS: list[tuple[FleetAndPolicies, int]] = [
-    ((FleetSpec(servers=(ServerSpec(id="s0", tool_count=10), ServerSpec(id="s1", tool_count=5))), policies), 0)
-    for policies in (
-        {"s0": {"mode": "allowlist", "allowedTools": []}},
-        {"s0": {"mode": "allowlist", "allowedTools": _S0[:2]}},
-        {"s0": {"mode": "auto", "allowedTools": _S0[5:8]}},
-        {"s0": {"mode": "all", "allowedTools": _S0[:1]}},
-    )
+    ((FleetSpec(servers=(ServerSpec(id="s0", tool_count=10), ServerSpec(id="s1", tool_count=5))), {"s0": policy}), 0)
+    for policy in _ALLOWLISTS
 ] + [(_s0({"mode": "allowlist", "allowedTools": ["get_issue"]}, 20), 0)]
 
 
-def _why_not(policy: dict[str, Any], tool: dict[str, Any]) -> str:
+def _why_not(policy: ToolPolicy, tool: ListedTool) -> str:
     """The sentence that excludes ``tool`` under ``policy`` (the most specific one)."""
     name = tool["name"]
     if name in policy.get("deniedTools", []):
@@ -121,7 +130,7 @@ def _why_not(policy: dict[str, Any], tool: dict[str, Any]) -> str:
     return "POL-5.3" if annotations["readOnlyHint"] is False else "POL-5.4"
 
 
-def _pinned_why_not(policy: dict[str, Any], tool: dict[str, Any]) -> str:
+def _pinned_why_not(policy: ToolPolicy, tool: ListedTool) -> str:
     """The sentence that keeps a pinned ``tool`` from being required under ``policy``."""
     reason = _why_not(policy, tool)
     if reason.startswith("POL-5."):
@@ -129,7 +138,7 @@ def _pinned_why_not(policy: dict[str, Any], tool: dict[str, Any]) -> str:
     return {"POL-2.2": "POL-7.2", "POL-4.1": "POL-7.4"}.get(reason, "POL-7.1")
 
 
-def _ineligible_to_call(m: ServerModel, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _ineligible_to_call(m: ServerModel, tools: list[ListedTool]) -> list[ListedTool]:
     """A few tools of a server that its policy does not admit: the pinned ones, the first, the last."""
     out = [t for t in tools if t["name"] not in m.eligible]
     picked = [t for t in out if t["name"] in m.pinned_not_eligible][:2] + out[:1] + out[-1:]
@@ -142,7 +151,7 @@ def _blamed(sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, sid: str, tool: A
     looks (its read-only handling is what broke, POL-5), else the ``general`` ones and the
     sentence that excludes it."""
     spec, policies = fleet
-    why = _why_not(policies.get(sid, {}), dict(tool))
+    why = _why_not(policies.get(sid, {}), tool)
     server = next(s for s in spec.servers if s.id == sid)
     if why.startswith("POL-5.") and tool["name"] in (admitted(sut, fleets, server, policies.get(sid, {})) or set()):
         return (why,)
@@ -221,8 +230,14 @@ def test_an_open_policy_restricts_nothing(sut: Sut, fleets: Fleets, fleet: Fleet
     """Every tool of a server in ``all`` mode is active (required), whatever ``allowedTools``
     lists and whatever the annotations say when writes are allowed."""
     spec, policies = fleet
-    opened_policies = {
-        s.id: {**policies.get(s.id, {}), "mode": "all", "sideEffects": "allow", "deniedTools": [], "maxActiveTools": 96}
+    opened_policies: dict[str, ToolPolicy] = {
+        s.id: {
+            **policies.get(s.id, ToolPolicy()),
+            "mode": "all",
+            "sideEffects": "allow",
+            "deniedTools": [],
+            "maxActiveTools": 96,
+        }
         for s in spec.servers
     }
     (spec, opened_policies), base_count = opening((spec, opened_policies), base_count)
@@ -301,7 +316,7 @@ def test_required_tools_are_all_active_or_the_run_is_a_selection_error(
 # Which tools are required, where maxActiveTools tells: each case opens (the required tools
 # fit) only when the required tools are exactly the eligible pinned ones, and every eligible
 # tool outside auto mode. Each names the sentence a wrong set of required tools breaks.
-REQUIRED: dict[str, tuple[dict[str, Any], str]] = {
+REQUIRED: dict[str, tuple[ToolPolicy, str]] = {
     "allowlist-every-allowed-tool": ({"mode": "allowlist", "allowedTools": _READ, "pinnedTools": _READ[:1]}, "POL-6.1"),
     "all-every-eligible-tool": ({"mode": "all", "deniedTools": _WRITE}, "POL-6.1"),
     "auto-allowed-tools-are-not-required": ({"allowedTools": _READ + _WRITE, "maxActiveTools": 3}, "POL-6.1"),
@@ -378,7 +393,7 @@ def test_required_tools_are_the_eligible_pinned_ones_and_every_eligible_one_outs
 
 # Discovery under a policy: each case asks for tools the policy does not admit, one call
 # each, naming the tool exactly (the strongest relevance any ranker can see).
-DISCOVERY_UNDER_POLICY: dict[str, tuple[dict[str, Any], list[str], str]] = {
+DISCOVERY_UNDER_POLICY: dict[str, tuple[ToolPolicy, list[str], str]] = {
     "denied": ({"deniedTools": _WRITE}, _WRITE, "POL-1.4"),
     "read-only": ({"sideEffects": "readOnly"}, _WRITE, "POL-1.4"),
     "outside-allowed-tools": ({"allowedTools": _READ}, _WRITE, "POL-4.2"),
@@ -434,9 +449,7 @@ def test_discovery_never_activates_a_tool_the_policy_does_not_admit(sut: Sut, fl
     [{"allowedTools": []}, {"mode": "auto", "allowedTools": [], "pinnedTools": []}],
     ids=["allowed-tools-only", "auto-and-empty-lists"],
 )
-def test_an_empty_allowed_tools_restricts_nothing_in_auto_mode(
-    sut: Sut, fleets: Fleets, policy: dict[str, Any]
-) -> None:
+def test_an_empty_allowed_tools_restricts_nothing_in_auto_mode(sut: Sut, fleets: Fleets, policy: ToolPolicy) -> None:
     fleet = _s0(policy, 20)
     model = plan(fleet, 0)
 
@@ -497,7 +510,11 @@ def test_read_only_needs_the_json_boolean_true(sut: Sut, fleets: Fleets) -> None
     }
     spec = FleetSpec(servers=(ServerSpec(id="r", tool_count=0, raw=True, tools=tools),))
     for transport in ("http", "stdio"):
-        for policy in ({"mode": "all", "sideEffects": "readOnly"}, {"mode": "auto", "sideEffects": "readOnly"}):
+        read_only_policies: tuple[ToolPolicy, ...] = (
+            {"mode": "all", "sideEffects": "readOnly"},
+            {"mode": "auto", "sideEffects": "readOnly"},
+        )
+        for policy in read_only_policies:
             with fleets.serve(spec, {"r": policy}, transport=transport) as served:
 
                 async def body() -> tuple[Any, Any]:
@@ -541,7 +558,7 @@ def test_read_only_needs_the_json_boolean_true(sut: Sut, fleets: Fleets) -> None
 # with it must look exactly like; or, where dropping the name changes the policy's meaning,
 # the tools that may be active. And the sentence a run that gets it wrong breaks. Pinned
 # names go with maxActiveTools 0, where a tool they brought in would be plain to see.
-UNKNOWN_NAMES: dict[str, tuple[dict[str, Any], dict[str, Any] | None, set[str] | None, str]] = {
+UNKNOWN_NAMES: dict[str, tuple[ToolPolicy, ToolPolicy | None, set[str] | None, str]] = {
     "pinned-unknown": ({"pinnedTools": ["no_such_tool"], "maxActiveTools": 0}, {"maxActiveTools": 0}, None, "POL-8.1"),
     "pinned-other-case": (
         {"pinnedTools": [_NAMES[-1].upper()], "maxActiveTools": 0},
@@ -636,7 +653,7 @@ def test_a_name_the_server_does_not_offer_brings_no_other_tool(sut: Sut, fleets:
         )
 
 
-DEFAULTS: dict[str, Any] = {
+DEFAULTS: ToolPolicy = {
     "mode": "auto",
     "allowedTools": [],
     "deniedTools": [],
@@ -644,10 +661,14 @@ DEFAULTS: dict[str, Any] = {
     "maxActiveTools": DEFAULT_MAX_ACTIVE,
     "sideEffects": "allow",
 }
-_EMPTY_LISTS = {k: DEFAULTS[k] for k in ("allowedTools", "deniedTools", "pinnedTools")}
+_EMPTY_LISTS: ToolPolicy = {
+    "allowedTools": DEFAULTS["allowedTools"],
+    "deniedTools": DEFAULTS["deniedTools"],
+    "pinnedTools": DEFAULTS["pinnedTools"],
+}
 # A policy with fields left out, the same policy with them written out as their defaults,
 # and the sentence that says what leaving them out means.
-EXPLICIT_DEFAULTS: dict[str, tuple[dict[str, Any], dict[str, Any], str]] = {
+EXPLICIT_DEFAULTS: dict[str, tuple[ToolPolicy, ToolPolicy, str]] = {
     "mode": ({}, {"mode": "auto"}, "POL-9.1"),
     "lists": ({}, _EMPTY_LISTS, "POL-9.2"),
     "allowlist-lists": ({"mode": "allowlist"}, {"mode": "allowlist", **_EMPTY_LISTS}, "POL-9.2"),

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from conformance import Nonconformance, Run, Sut, clause
+from conformance._wire_types import ToolPolicy
 from conformance.suite._fleets import Fleet, Fleets
 from conformance.suite._wire import (
     DISCOVERY,
@@ -54,7 +55,7 @@ SPEC = FleetSpec(
         _server("noisy", _tool("n1"), _tool("n2")),
     )
 )
-POLICIES: dict[str, dict[str, Any]] = {
+POLICIES: dict[str, ToolPolicy] = {
     "ro": {"sideEffects": "readOnly"},
     "fixed": {"mode": "all", "maxActiveTools": 2},
     "guarded": {"deniedTools": ["drop_table"]},

@@ -4,14 +4,14 @@ run, determinism under reordering, the global ranking walk, and the worked examp
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Unpack
 
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from conformance import OutcomeError, Sut, clause
-from conformance._wire_types import Definition, OpenParams
+from conformance._wire_types import Definition, OpenParams, ToolPolicy
 from conformance.suite._explore import BASES as DISCOVERY_BASES
 from conformance.suite._explore import FLEETS as DISCOVERY_FLEETS
 from conformance.suite._explore import STEPS, Steps, Trace, explore, saturating_steps
@@ -40,20 +40,20 @@ FLEETS = fleets_with_policies(max_servers=3, max_tools=30)
 BASES = st.integers(0, 8) | st.integers(60, 97)
 
 
-def _auto(*tool_counts: int, **policy: Any) -> FleetAndPolicies:
+def _auto(*tool_counts: int, **policy: Unpack[ToolPolicy]) -> FleetAndPolicies:
     """``len(tool_counts)`` servers ``s0``, ``s1``… with the same policy (``auto`` unless given)."""
     spec = FleetSpec(servers=tuple(ServerSpec(id=f"s{i}", tool_count=n) for i, n in enumerate(tool_counts)), seed=7)
-    return spec, {s.id: dict(policy) for s in spec.servers}
+    return spec, {s.id: policy.copy() for s in spec.servers}
 
 
-def _pinning(count: int, tools: int, **policy: Any) -> FleetAndPolicies:
+def _pinning(count: int, tools: int, **policy: Unpack[ToolPolicy]) -> FleetAndPolicies:
     """One server ``s0`` of ``tools`` tools whose first ``count`` tools are pinned."""
     spec, _ = _auto(tools)
     pinned = [t["name"] for t in generate_tools(spec.servers[0])[:count]]
     return spec, {"s0": {**policy, "pinnedTools": pinned}}
 
 
-def _pinning_beside(count: int, tools: int, other: int, **policy: Any) -> FleetAndPolicies:
+def _pinning_beside(count: int, tools: int, other: int, **policy: Unpack[ToolPolicy]) -> FleetAndPolicies:
     """As :func:`_pinning`, beside a second server ``s1`` of ``other`` tools that the walk takes from."""
     spec, _ = _auto(tools, other)
     pinned = [t["name"] for t in generate_tools(spec.servers[0])[:count]]
@@ -62,7 +62,7 @@ def _pinning_beside(count: int, tools: int, other: int, **policy: Any) -> FleetA
 
 # Fleets whose first round fills the 96 definitions exactly (base tools, the discovery
 # tool and as many ranked tools as the capacity takes): one definition more shows.
-FULL_FIRST_ROUNDS = [
+FULL_FIRST_ROUNDS: list[tuple[FleetAndPolicies, int]] = [
     (_auto(20), 90),  # capacity 5 of 20 eligible tools
     (_auto(20, 20, 20), 60),  # capacity 35 of 36 first-round places
     (_auto(30, 30, 30, 30, 30), 47),  # capacity 48 of 60 first-round places
@@ -70,7 +70,7 @@ FULL_FIRST_ROUNDS = [
     (_auto(3, 40), 95),  # capacity 0
 ]
 # Servers with more than 12 eligible tools and a maxActiveTools above 12, and at 11, 12, 13.
-OVER_FAIRNESS_CAP = [
+OVER_FAIRNESS_CAP: list[tuple[FleetAndPolicies, int]] = [
     (_auto(30), 0),
     (_auto(25, 25, maxActiveTools=40), 3),
     (_auto(20, 4, maxActiveTools=96), 0),
@@ -82,7 +82,7 @@ OVER_FAIRNESS_CAP = [
 ]
 # Required tools against the cap: max(required, min(12, maxActiveTools)), or, where the cap
 # counts only ranked tools, min(maxActiveTools, required + 12) (ID-10).
-REQUIRED_AND_CAP = [
+REQUIRED_AND_CAP: list[tuple[FleetAndPolicies, int]] = [
     (_pinning(13, 20, maxActiveTools=20), 0),  # 13 pinned: the cap is 13, nothing ranked
     (_pinning_beside(13, 20, 5, maxActiveTools=20), 0),  # the same while the walk takes s1's tools
     (_pinning(12, 20, maxActiveTools=20), 0),  # 12 pinned: the cap is 12, nothing ranked
@@ -279,7 +279,7 @@ def test_discovery_takes_a_server_past_12_up_to_its_max_active_tools(
     sut: Sut, fleets: Fleets, tools: int, max_active: int
 ) -> None:
     spec = FleetSpec(servers=(plain_server("s0", tools),))
-    policies = {"s0": {"maxActiveTools": max_active}}
+    policies: dict[str, ToolPolicy] = {"s0": {"maxActiveTools": max_active}}
     targets = [qualified("s0", f"tool_{i}") for i in range(tools)]
     with fleets.serve(spec, policies) as served:
         case = served.describe() | {"baseTools": 0}

@@ -39,8 +39,8 @@ def test_policies_use_the_wire_form_and_mostly_the_servers_own_tool_names(data: 
     assert policy["mode"] in ("auto", "allowlist", "all")
     assert set(policy) <= {"mode", "allowedTools", "deniedTools", "pinnedTools", "maxActiveTools", "sideEffects"}
     names = {t["name"] for t in generate_tools(server)} | {"no_such_tool"}
-    for key in ("allowedTools", "deniedTools", "pinnedTools"):
-        assert set(policy.get(key, [])) <= names
+    for listed in (policy.get("allowedTools", []), policy.get("deniedTools", []), policy.get("pinnedTools", [])):
+        assert set(listed) <= names
     assert 0 <= policy.get("maxActiveTools", 0) <= 96
     assert policy.get("sideEffects", "allow") in ("allow", "readOnly")
 

@@ -12,10 +12,11 @@ import pytest
 from conformance import ConformanceError, Sut, load_sut
 from conformance.suite._first_round import open_first_round
 from conformance.suite._fleets import Fleets
+from conformance.suite._strategies import FleetAndPolicies
 from conformance.suite._wire import names
 from mock_servers import FleetSpec, ServerSpec
 
-FLEET = (FleetSpec(servers=(ServerSpec(id="s0", tool_count=3),)), {"s0": {"mode": "all"}})
+FLEET: FleetAndPolicies = (FleetSpec(servers=(ServerSpec(id="s0", tool_count=3),)), {"s0": {"mode": "all"}})
 
 
 @pytest.fixture

@@ -42,7 +42,7 @@ def test_a_draw_that_opens_as_drawn_is_left_as_it_is(fleet: FleetAndPolicies, ba
 
 def test_required_tools_over_the_capacity_make_the_base_tools_give_way_first() -> None:
     spec = FleetSpec(servers=(ServerSpec(id="s0", tool_count=30), ServerSpec(id="s1", tool_count=30)))
-    fleet = (spec, {"s0": {"mode": "all", "maxActiveTools": 30}, "s1": {}})
+    fleet: FleetAndPolicies = (spec, {"s0": {"mode": "all", "maxActiveTools": 30}, "s1": {}})
 
     opened, base = opening(fleet, 90, discovery=True)
 
@@ -51,7 +51,7 @@ def test_required_tools_over_the_capacity_make_the_base_tools_give_way_first() -
 
 def test_required_tools_beyond_96_rank_instead_and_max_active_tools_makes_room_for_them() -> None:
     spec = FleetSpec(servers=tuple(ServerSpec(id=f"s{i}", tool_count=40) for i in range(3)))
-    fleet = (spec, {f"s{i}": {"mode": "all", "maxActiveTools": 5} for i in range(3)})
+    fleet: FleetAndPolicies = (spec, {f"s{i}": {"mode": "all", "maxActiveTools": 5} for i in range(3)})
 
     (_, policies), base = opening(fleet, 50)
 
