@@ -12,16 +12,19 @@ import math
 import re
 import reprlib
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 from mock_servers._errors import SpecError, SpecProblem
 from mock_servers._limits import LIMITS
 
-__all__ = ["MAX_PROBLEMS", "FieldReader", "json_value_problem", "short_repr", "text_problem"]
+__all__ = ["MAX_PROBLEMS", "FieldReader", "RawTable", "json_value_problem", "short_repr", "text_problem"]
 
 #: How many problems a `SpecError` lists (it counts them all).
 MAX_PROBLEMS = 100
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_]+")
+#: A table of input (a spec file's, a change a test asks for) read before it is validated:
+#: its keys are checked against the known ones, its values one by one as they are read.
+RawTable: TypeAlias = Mapping[str, Any]
 
 
 class FieldReader:
@@ -41,7 +44,7 @@ class FieldReader:
         if len(self.problems) < MAX_PROBLEMS:
             self.problems.append(SpecProblem(self.source, path, expected, short_repr(value)))
 
-    def mapping(self, value: Any, path: str, allowed: Sequence[str]) -> Mapping[str, Any]:
+    def mapping(self, value: Any, path: str, allowed: Sequence[str]) -> RawTable:
         if not isinstance(value, Mapping):
             self.fail(path, "a table (mapping)", value)
             return {}
@@ -51,8 +54,8 @@ class FieldReader:
                 self.fail(where, f"one of the known keys ({', '.join(allowed)})", key)
         return value
 
-    def integer(self, d: Mapping[str, Any], key: str, path: str, default: int, low: int, high: int) -> int:
-        value = d.get(key, default)
+    def integer(self, raw: RawTable, key: str, path: str, default: int, low: int, high: int) -> int:
+        value = raw.get(key, default)
         if isinstance(value, bool) or not isinstance(value, int):
             self.fail(_join(path, key), "an integer", value)
         elif not low <= value <= high:
@@ -61,8 +64,8 @@ class FieldReader:
             return value
         return default
 
-    def number(self, d: Mapping[str, Any], key: str, path: str, default: float, high: float = 1.0) -> float:
-        value = d.get(key, default)
+    def number(self, raw: RawTable, key: str, path: str, default: float, high: float = 1.0) -> float:
+        value = raw.get(key, default)
         try:
             number = float(value) if not isinstance(value, bool) and isinstance(value, int | float) else math.nan
         except OverflowError:
@@ -75,8 +78,8 @@ class FieldReader:
             return number
         return default
 
-    def boolean(self, d: Mapping[str, Any], key: str, path: str, default: bool) -> bool:
-        value = d.get(key, default)
+    def boolean(self, raw: RawTable, key: str, path: str, default: bool) -> bool:
+        value = raw.get(key, default)
         if isinstance(value, bool):
             return value
         self.fail(_join(path, key), "true or false", value)
@@ -92,21 +95,21 @@ class FieldReader:
             return default
         return value
 
-    def strings(self, d: Mapping[str, Any], key: str, path: str) -> tuple[str, ...]:
-        value = d.get(key, [])
+    def strings(self, raw: RawTable, key: str, path: str) -> tuple[str, ...]:
+        value = raw.get(key, [])
         if not isinstance(value, list | tuple):
             self.fail(_join(path, key), "a list of strings", value)
             return ()
         return tuple(self.string(item, f"{path}.{key}[{i}]") for i, item in enumerate(value))
 
-    def page(self, d: Mapping[str, Any], key: str, path: str) -> int | None:
+    def page(self, raw: RawTable, key: str, path: str) -> int | None:
         """A list-fault trigger: ``true`` (first page), a page index, or ``false``/absent."""
-        value = d.get(key)
+        value = raw.get(key)
         if value is True:
             return 0
         if value is False or value is None:
             return None
-        return self.integer(d, key, path, 0, 0, LIMITS.fleet_tools)
+        return self.integer(raw, key, path, 0, 0, LIMITS.fleet_tools)
 
     def error(self) -> SpecError:
         """The error reporting every problem recorded (call only when there is one)."""

@@ -10,7 +10,8 @@ arbitrary by design. ``python -m tests.any_signatures [--list] [ROOT]`` prints t
 
 Of those, it also counts apart the signatures whose every mention is a parameter that holds
 JSON nobody fixes: a tool's ``arguments``, a JSON Schema (``input_schema``, ``inputSchema``,
-``schema``), a spec document read from a file (``spec``). They stay in the total: the
+``schema``), a spec document read from a file (``spec``), a table of input read before it is
+validated (``raw``, what a reader checks field by field). They stay in the total: the
 separate figure only says how many of them are arbitrary by name, and ``--list`` marks them.
 """
 
@@ -31,8 +32,17 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("conformance", "mock_servers", "reference_impl")
 ANY_DICT = "dict[str, Any]"
 ANY_MAPPING = "Mapping[str, Any]"
-#: Parameters whose JSON is arbitrary by design: a tool's arguments, a JSON Schema, a spec document.
-ARBITRARY = frozenset({"arguments", "input_schema", "inputSchema", "schema", "spec"})
+#: Parameters whose JSON is arbitrary by design, by name.
+ARBITRARY = frozenset(
+    {
+        "arguments",  # a tool's arguments: the tool's input schema fixes them, not the packages
+        "input_schema",  # a JSON Schema
+        "inputSchema",  # a JSON Schema, as the wire spells it
+        "schema",  # a JSON Schema
+        "spec",  # a spec document read from a file, before it is validated
+        "raw",  # a table of input read before it is validated (a reader checks it field by field)
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)

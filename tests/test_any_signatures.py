@@ -27,13 +27,14 @@ def test_a_signature_whose_only_any_dict_is_its_arguments_is_counted_and_set_apa
                 "def result(name: str, arguments: Mapping[str, Any]) -> dict[str, Any]: ...\n"
                 "def load(spec: Json) -> None: ...\n"
                 "def config(data: Json) -> None: ...\n"
+                "def read(raw: Mapping[str, Any], key: str) -> int: ...\n"
                 "def typed(name: str) -> str: ...\n"
             ),
-            "reference_impl/user.py": "from reference_impl._impl import call, config, load, result, typed\n",
+            "reference_impl/user.py": "from reference_impl._impl import call, config, load, read, result, typed\n",
         },
     )
     found = {s.qualname: s for s in imported_signatures(tmp_path)}
-    assert set(found) == {"call", "config", "load", "result", "typed"}
-    assert {name for name, s in found.items() if s.any_dict} == {"call", "config", "load", "result"}
+    assert set(found) == {"call", "config", "load", "read", "result", "typed"}
+    assert {name for name, s in found.items() if s.any_dict} == {"call", "config", "load", "read", "result"}
     # Through an alias too; a return or a parameter of another name is not arbitrary by name.
-    assert {name for name, s in found.items() if s.arbitrary_only} == {"call", "load"}
+    assert {name for name, s in found.items() if s.arbitrary_only} == {"call", "load", "read"}
