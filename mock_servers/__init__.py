@@ -60,6 +60,7 @@ if TYPE_CHECKING:
         ToolUpdate,
         spec_to_dict,
     )
+    from mock_servers._spec_format import ChangeDocument, ServerDocument, SpecDocument, ToolDocument
     from mock_servers._spec_reader import load_spec, preset, preset_names, spec_from_dict, spec_from_text
     from mock_servers._stdio import stdio_params
     from mock_servers._wire import JsonSchema, ListedTool, ToolAnnotations, ToolPolicy
@@ -78,10 +79,14 @@ __all__ = [
     "spec_from_dict",
     "spec_from_text",
     "spec_to_dict",
+    "SpecDocument",
+    "ServerDocument",
+    "ToolDocument",
     "LIMITS",
     "Limits",
     # Live catalogs (changes while serving, notifications/tools/list_changed)
     "CatalogChange",
+    "ChangeDocument",
     "Rename",
     "ToolUpdate",
     "MemoryFleet",
@@ -140,6 +145,7 @@ _MODULES = (
     "_errors",
     "_limits",
     "_wire",
+    "_spec_format",
     "_spec",
     "_spec_reader",
     "_generate",

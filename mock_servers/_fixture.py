@@ -34,11 +34,13 @@ from mock_servers._generate import generate_tools
 from mock_servers._ledger import Ledger, LedgerView, ProcessStarted, SessionOpened, read_ledger, wait_for_exits
 from mock_servers._processes import signal_verified, start_time, wait_for_pids
 from mock_servers._spec import CatalogChange, FleetSpec, spec_to_dict
+from mock_servers._spec_format import ChangeDocument
 from mock_servers._spec_reader import preset_names, resolve_spec
 from mock_servers._wire import ListedTool
 
 if TYPE_CHECKING:  # the SDK's server side loads only when a result is asked for
-    from mock_servers._server import CallResult
+    from mock_servers._host import FleetHost
+    from mock_servers._server import CallResult, ChangeApplied
 
 __all__ = ["FleetFactory", "ServedFleet"]
 
@@ -70,9 +72,9 @@ class ServedFleet:
     check_cleanup: bool = True
     _release: Callable[[], None] = field(default=lambda: None, repr=False)
     # The fleet host and the fleet's name on it, for changes made on demand (HTTP only).
-    _live: tuple[Any, str] | None = field(default=None, repr=False)
+    _live: tuple[FleetHost, str] | None = field(default=None, repr=False)
 
-    def change_tools(self, server_id: str, change: CatalogChange | Mapping[str, Any]) -> dict[str, Any]:
+    def change_tools(self, server_id: str, change: CatalogChange | ChangeDocument) -> ChangeApplied:
         """Change a server's tools now, and send ``notifications/tools/list_changed`` if it
         declares ``list_changed``: ``fleet.change_tools("github", {"remove": ["x"]})``.
 
@@ -85,8 +87,7 @@ class ServedFleet:
             SpecError: ``change`` is not a valid change.
         """
         host, name = self._live_host()
-        answer: dict[str, Any] = host.change_tools(name, server_id, change)
-        return answer
+        return host.change_tools(name, server_id, change)
 
     def await_listing(self, server_id: str, after: int, timeout: float = 10.0) -> str:
         """Wait until the host has listed the server's tools again since catalog version ``after``:
@@ -94,7 +95,7 @@ class ServedFleet:
         host, name = self._live_host()
         return str(host.await_listing(name, server_id, after, timeout))
 
-    def _live_host(self) -> tuple[Any, str]:
+    def _live_host(self) -> tuple[FleetHost, str]:
         if self._live is None:
             raise FleetArgumentError(
                 "changes on demand need transport='http'; a stdio server changes only by the schedule of its spec"

@@ -17,7 +17,7 @@ import tempfile
 import threading
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from mock_servers._processes import ProcessGroup
 from mock_servers._server import ChangeApplied
 from mock_servers._spec import CatalogChange, FleetSpec, change_to_dict, spec_to_dict
 from mock_servers._spec_changes import as_change
+from mock_servers._spec_format import ChangeDocument
 from mock_servers._spec_reader import resolve_spec
 from mock_servers._stdio import PACKAGE_ROOT
 
@@ -115,7 +116,7 @@ class FleetHost:
         self._request("DELETE", f"/_fleet/fleets/{name}", None)
 
     def change_tools(
-        self, fleet: str | FleetUrls, server_id: str, change: CatalogChange | Mapping[str, Any]
+        self, fleet: str | FleetUrls, server_id: str, change: CatalogChange | ChangeDocument
     ) -> ChangeApplied:
         """Change a server's tools now and send its notifications; ``{"catalog", "tools", "notified"}``.
 

@@ -29,6 +29,7 @@ from mock_servers._live import ListingWatch, LiveCatalog, Notifier
 from mock_servers._results import ResultMaker
 from mock_servers._spec import CatalogChange, FleetSpec, ServerSpec
 from mock_servers._spec_changes import as_change
+from mock_servers._spec_format import ChangeDocument
 from mock_servers._wire import JsonSchema, ListedTool
 
 __all__ = ["CallResult", "ChangeApplied", "MemoryFleet", "ServerCore", "build_server", "call_result", "memory_server"]
@@ -580,7 +581,7 @@ class MemoryFleet:
             raise FleetArgumentError(f"the fleet has no server {server_id!r}; it has {sorted(self._cores)}")
         return core
 
-    async def change_tools(self, server_id: str, change: CatalogChange | Mapping[str, Any]) -> ChangeApplied:
+    async def change_tools(self, server_id: str, change: CatalogChange | ChangeDocument) -> ChangeApplied:
         """Change a server's tools now and send its notifications (see `ServerCore.change`).
 
         ``change`` is a `CatalogChange` or its spec form (``{"remove": ["x"], "notify": 3}``).

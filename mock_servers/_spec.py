@@ -18,6 +18,16 @@ from typing import Any
 
 from mock_servers._errors import FleetArgumentError
 from mock_servers._limits import LIMITS
+from mock_servers._spec_format import (
+    AnnotationMixDocument,
+    ChangeDocument,
+    FaultsDocument,
+    SchemaShapesDocument,
+    ServerDocument,
+    SpecDocument,
+    ToolDocument,
+    UpdateDocument,
+)
 
 __all__ = [
     "BAD_NAME_KINDS",
@@ -310,22 +320,22 @@ def freeze_json(value: Any) -> Any:
 # Serialisation
 
 
-def spec_to_dict(spec: FleetSpec) -> dict[str, Any]:
+def spec_to_dict(spec: FleetSpec) -> SpecDocument:
     """The plain-data form of a spec; ``spec_from_dict(spec_to_dict(s)) == s``."""
     return {"seed": spec.seed, "servers": [server_to_dict(s) for s in spec.servers]}
 
 
-def server_to_dict(server: ServerSpec) -> dict[str, Any]:
-    out: dict[str, Any] = {
+def server_to_dict(server: ServerSpec) -> ServerDocument:
+    out: ServerDocument = {
         "id": server.id,
         "domain": server.domain,
         "tool_count": server.tool_count,
         "page_size": server.page_size,
         "seed": server.seed,
-        "annotations": _dataclass_dict(server.annotations),
-        "schema": _dataclass_dict(server.schema),
+        "annotations": _annotation_mix(server.annotations),
+        "schema": _schema_shapes(server.schema),
     }
-    faults = {k: _fault_value(getattr(server.faults, k)) for k in server.faults.active()}
+    faults: FaultsDocument = {k: _fault_value(getattr(server.faults, k)) for k in server.faults.active()}
     if faults:
         out["faults"] = faults
     if server.tools:
@@ -339,9 +349,9 @@ def server_to_dict(server: ServerSpec) -> dict[str, Any]:
     return out
 
 
-def change_to_dict(change: CatalogChange) -> dict[str, Any]:
+def change_to_dict(change: CatalogChange) -> ChangeDocument:
     """The plain-data form of a change, as a spec file writes it."""
-    out: dict[str, Any] = {}
+    out: ChangeDocument = {}
     if change.after_calls is not None:
         out["after_calls"] = change.after_calls
     if change.after_seconds is not None:
@@ -360,8 +370,8 @@ def change_to_dict(change: CatalogChange) -> dict[str, Any]:
     return out
 
 
-def _update_to_dict(update: ToolUpdate) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": update.name}
+def _update_to_dict(update: ToolUpdate) -> UpdateDocument:
+    out: UpdateDocument = {"name": update.name}
     if update.description is not None:
         out["description"] = update.description
     if update.input_schema is not None:
@@ -373,19 +383,23 @@ def _update_to_dict(update: ToolUpdate) -> dict[str, Any]:
     return out
 
 
-def _fault_value(value: Any) -> Any:
+def _fault_value(value: bool | int | float | tuple[str, ...]) -> bool | int | float | list[str]:
     return list(value) if isinstance(value, tuple) else value
 
 
-def _dataclass_dict(obj: Any) -> dict[str, Any]:
-    return {name: getattr(obj, name) for name in obj.__dataclass_fields__}
+def _annotation_mix(mix: AnnotationMix) -> AnnotationMixDocument:
+    return {name: getattr(mix, name) for name in AnnotationMix.__dataclass_fields__}
 
 
-def _tool_to_dict(tool: ToolSpec) -> dict[str, Any]:
-    samples = {"samples": [freeze_json(s) for s in tool.samples]} if tool.samples else {}
+def _schema_shapes(shapes: SchemaShapes) -> SchemaShapesDocument:
+    return {name: getattr(shapes, name) for name in SchemaShapes.__dataclass_fields__}
+
+
+def _tool_to_dict(tool: ToolSpec) -> ToolDocument:
+    samples: ToolDocument = {"samples": [freeze_json(s) for s in tool.samples]} if tool.samples else {}
     if tool.wire is not None:
         return {"wire": freeze_json(tool.wire), **samples}
-    out: dict[str, Any] = {"name": tool.name, "description": tool.description, **samples}
+    out: ToolDocument = {"name": tool.name, "description": tool.description, **samples}
     out["input_schema"] = freeze_json(tool.input_schema)
     if tool.annotations is not None:
         out["annotations"] = freeze_json(tool.annotations)

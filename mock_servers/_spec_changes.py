@@ -9,13 +9,14 @@ form (`change_to_dict`) are `mock_servers._spec`'s.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, cast
 
 from mock_servers._errors import FleetArgumentError
 from mock_servers._fields import FieldReader
 from mock_servers._limits import LIMITS
 from mock_servers._spec import CatalogChange, Rename, ToolUpdate, freeze_json
+from mock_servers._spec_format import ChangeDocument
 from mock_servers._spec_tools import tool_from_dict
 from mock_servers._wire import ListedTool, ToolAnnotations
 
@@ -48,7 +49,7 @@ def changes_from(r: FieldReader, raw: Any, path: str, raw_mode: bool) -> tuple[C
     return tuple(_change(r, item, f"{path}[{i}]", raw_mode, scheduled=True) for i, item in enumerate(raw))
 
 
-def as_change(change: CatalogChange | Mapping[str, Any]) -> CatalogChange:
+def as_change(change: CatalogChange | ChangeDocument) -> CatalogChange:
     """A change given as a `CatalogChange` or in its spec form (``{"remove": [...], "add": [...]}``).
 
     Raises:

@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 from conformance._wire_types import ServerConfig, StdioTransport, ToolPolicy
 from mock_servers import (
+    CatalogChange,
+    ChangeDocument,
     FleetHost,
     FleetSpec,
     FleetUrls,
@@ -57,7 +59,7 @@ class Fleet:
     host: FleetHost | None = None
     urls: FleetUrls | None = None
 
-    async def change_tools(self, server_id: str, change: Mapping[str, Any]) -> int:
+    async def change_tools(self, server_id: str, change: CatalogChange | ChangeDocument) -> int:
         """Change a server's tools now and send its notifications; the catalog version it made.
 
         In a thread: an implementation tested in this process keeps serving meanwhile.

@@ -27,7 +27,7 @@ from conformance.suite._wire import (
     portable,
     run,
 )
-from mock_servers import FleetSpec, ServerSpec, ToolCalled, ToolSpec
+from mock_servers import ChangeDocument, FleetSpec, ServerSpec, ToolCalled, ToolSpec
 
 READ_ONLY = {"readOnlyHint": True}
 #: How long a server may wait to be listed again after a change (PROTOCOL.md P39).
@@ -77,7 +77,7 @@ class Refreshing:
     def fail(self, sentence: str, message: str, *, expected: object = None, observed: object = None) -> Exception:
         return fail((sentence,), message, expected=expected, observed=observed, case=self.case)
 
-    async def change(self, server_id: str, change: Mapping[str, Any], *, outcome: str = "complete") -> None:
+    async def change(self, server_id: str, change: ChangeDocument, *, outcome: str = "complete") -> None:
         """Change a server's tools and wait until the run has listed it again (or failed to)."""
         self.changes.append({"server": server_id, **change})
         catalog = await self.fleet.change_tools(server_id, change)
@@ -214,8 +214,10 @@ def test_a_changed_definition_replaces_the_old_one_in_the_next_definitions(sut: 
             live = Refreshing(fleet, r)
             if "docs__list_pages" not in names(await r.definitions()):
                 raise AssertionError("the first round of this fleet activates every tool of docs")
-            edit = {"name": "list_pages", "description": "List the pages of a space.", "input_schema": schema}
-            await live.change("docs", {"update": [edit]})
+            edit: ChangeDocument = {
+                "update": [{"name": "list_pages", "description": "List the pages of a space.", "input_schema": schema}]
+            }
+            await live.change("docs", edit)
             [shown] = [d for d in await r.definitions() if d["name"] == "docs__list_pages"] or [None]
             expected = {"description": "List the pages of a space.", "inputSchema": schema}
             if shown is None or {k: shown.get(k) for k in expected} != expected:

@@ -21,11 +21,13 @@ from mcp.shared.exceptions import MCPError
 from mock_servers import (
     CatalogChange,
     ChangeApplied,
+    ChangeDocument,
     FleetArgumentError,
     FleetHost,
     HostError,
     Ledger,
     MemoryFleet,
+    ServerDocument,
     ServerSpec,
     SpecError,
     ToolSpec,
@@ -151,7 +153,7 @@ def test_generated_live_servers_read_back_and_their_schedules_apply(server: Serv
     assert spec_from_dict(document).servers[0] == server
 
 
-def spec_to_dict_server(server: ServerSpec) -> dict[str, Any]:
+def spec_to_dict_server(server: ServerSpec) -> ServerDocument:
     from mock_servers._spec import server_to_dict
 
     return server_to_dict(server)
@@ -316,7 +318,7 @@ async def test_a_renamed_tool_keeps_its_definition_under_its_new_name() -> None:
 def test_a_fleet_host_changes_a_server_on_demand_for_legacy_http_clients(fleet_host: FleetHost, tmp_path: Path) -> None:
     urls = fleet_host.add_fleet(SPEC, tmp_path / "ledger.jsonl")
     tool = generate_tools(SPEC.server("live"))[0]["name"]
-    update = {"update": [{"name": tool, "description": "Changed."}]}
+    update: ChangeDocument = {"update": [{"name": tool, "description": "Changed."}]}
 
     async def visit() -> tuple[str | None, str]:
         async with legacy(urls["live"]) as (client, heard):

@@ -11,7 +11,7 @@ import anyio
 import mcp_types as types
 import pytest
 
-from mock_servers import Ledger, MemoryFleet, read_ledger, spec_from_dict
+from mock_servers import ChangeDocument, Ledger, MemoryFleet, read_ledger, spec_from_dict
 from reference_impl import AdaptiveToolset, MemoryTarget, ServerConfig, ToolPolicy, open_toolset
 from reference_impl._connections import Connection
 
@@ -52,7 +52,7 @@ async def run(tmp_path: Path, *, refresh: bool = True) -> AsyncIterator[tuple[Ad
         yield toolset, fleet, ledger
 
 
-async def change(toolset: AdaptiveToolset, fleet: MemoryFleet, server_id: str, edits: Mapping[str, Any]) -> str:
+async def change(toolset: AdaptiveToolset, fleet: MemoryFleet, server_id: str, edits: ChangeDocument) -> str:
     """Change a server's tools, wait until the run has listed them again, and return how that ended."""
     answer = await fleet.change_tools(server_id, edits)
     outcome = await fleet.await_listing(server_id, answer["catalog"], timeout=10)

@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mock_servers import FleetHost, spec_from_dict
+from mock_servers import ChangeDocument, FleetHost, spec_from_dict
 from reference_impl.driver import ReferenceDriver
 from reference_impl.driver.__main__ import Server, main
 
@@ -82,7 +82,8 @@ async def test_run_definitions_carries_the_notices_of_a_refreshing_run(tmp_path:
         assert opened is not None
         run = opened["result"]["runId"]
         quiet = await server.handle(_line(2, "run.definitions", {"runId": run}))
-        answer = await anyio.to_thread.run_sync(host.change_tools, urls, "fix", {"add": [{"name": "b"}]})
+        added: ChangeDocument = {"add": [{"name": "b"}]}
+        answer = await anyio.to_thread.run_sync(host.change_tools, urls, "fix", added)
         listed = await anyio.to_thread.run_sync(host.await_listing, urls, "fix", answer["catalog"])
         told = await server.handle(_line(3, "run.definitions", {"runId": run}))
         await server.driver.aclose()
