@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping
-from typing import Any, cast
+from typing import Any
 
 from conformance import Run, Sut
 from conformance._wire_types import ServerConfig, ToolPolicy
@@ -91,8 +91,7 @@ def vector_diagnosis(sut: Sut, fleets: Fleets) -> Iterator[Diagnosis]:
                 catalogs[probe.group.id] = {s["id"]: s for s in fleet.servers}
             served, policies = catalogs[probe.group.id], probe.policies()
             servers: list[ServerConfig] = [
-                {**served[server_id], "policy": cast(ToolPolicy, policies.get(server_id, {}))}
-                for server_id in probe.servers
+                {**served[server_id], "policy": policies.get(server_id, ToolPolicy())} for server_id in probe.servers
             ]
             return run(_observe(sut, probe, servers))
 

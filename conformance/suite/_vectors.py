@@ -44,6 +44,7 @@ from importlib import resources
 from typing import Any, Final
 
 from conformance._clauses import CLAUSES
+from conformance._wire_types import ToolPolicy
 from conformance.suite._predictions import DEFAULT_MAX_ACTIVE, DYNAMIC, FIRST_ROUND, FIRST_ROUND_SERVER_CAP
 
 __all__ = [
@@ -281,7 +282,7 @@ class Probe:
         """What the probe's cases isolate (a probe carries cases that isolate the same)."""
         return self.cases()[0].isolates
 
-    def policies(self) -> dict[str, dict[str, Any]]:
+    def policies(self) -> dict[str, ToolPolicy]:
         pins: dict[str, list[str]] = {}
         for name in self.pinned:
             server = self.group.server_of(name)
