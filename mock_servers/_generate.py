@@ -325,11 +325,12 @@ def _title(name: str) -> str:
 
 
 def _explicit_to_wire(tool: ToolSpec) -> ListedTool:
-    # What a spec gives as wire form or annotations is JSON from outside, served as written:
-    # the types are what a listed tool may hold, nothing checks them here.
+    # What a spec gives as wire form, input schema or annotations is JSON from outside,
+    # served as written (a raw server's input schema may be any JSON value): the types are
+    # what a listed tool holds, nothing checks them here.
     if tool.wire is not None:
         return cast(ListedTool, copy.deepcopy(dict(tool.wire)))
-    schema = copy.deepcopy(dict(tool.input_schema))
+    schema = cast(JsonSchema, copy.deepcopy(tool.input_schema))
     out: ListedTool = {"name": tool.name, "description": tool.description, "inputSchema": schema}
     if tool.annotations is not None:
         out["annotations"] = cast(ToolAnnotations, copy.deepcopy(dict(tool.annotations)))

@@ -3,7 +3,8 @@ and the tool policy a host is configured with for a server.
 
 A server lists its tools in MCP's wire form (camelCase). Some are malformed on purpose: a
 fault leaves a name out (``missing_name``), gives an input schema that is not an object
-schema (``schema_not_object``) or a ``readOnlyHint`` that is not a boolean
+schema (``schema_not_object``; a raw server's explicit tool may even give a list or a
+string, which the types do not admit) or a ``readOnlyHint`` that is not a boolean
 (``read_only_hint_string``, ``read_only_hint_number``), and a tool captured from a real
 server (``ToolSpec.wire``) is served exactly as that server listed it. The types say what a
 listed tool may hold, malformed ones included. A TypedDict checks nothing at run time.
