@@ -145,14 +145,17 @@ class ServerCore:
         self.record("process_exit", code=code, reason=reason)
         os._exit(code)
 
-    async def delay(self) -> bool:
-        """Wait out the ``slow`` fault; True when the server stopped before it was over."""
-        if self.spec.faults.slow > 0:
-            self.fault("slow", seconds=self.spec.faults.slow)
-            # Cut short when the server stops, so that stopping never waits on a slow call.
-            with anyio.move_on_after(self.spec.faults.slow):
-                await self.stopping.wait()
-                return True
+    async def delay(self, *, call: bool = False) -> bool:
+        """Wait out the ``slow`` fault (and ``slow_calls`` before a call); True when the
+        server stopped before it was over."""
+        faults = self.spec.faults
+        for kind, seconds in (("slow", faults.slow), ("slow_calls", faults.slow_calls if call else 0.0)):
+            if seconds > 0:
+                self.fault(kind, seconds=seconds)
+                # Cut short when the server stops, so that stopping never waits on a slow call.
+                with anyio.move_on_after(seconds):
+                    await self.stopping.wait()
+                    return True
         return False
 
     # -- tools/list -----------------------------------------------------------------------------
@@ -266,7 +269,7 @@ class ServerCore:
         # or the server stopped first, which of the two is a race; either way it was never answered.
         cut = True
         try:
-            cut = await self.delay()
+            cut = await self.delay(call=True)
         finally:
             if cut:
                 self.record(

@@ -105,6 +105,7 @@ class Faults:
     crash_on_list: int | None = None
     hang_on_list: int | None = None
     slow: float = 0.0
+    slow_calls: float = 0.0
     tool_call_error: tuple[str, ...] = ()
     error_on_call: tuple[str, ...] = ()
     drop_mid_call: tuple[str, ...] = ()

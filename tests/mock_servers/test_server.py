@@ -169,6 +169,18 @@ async def test_slow_delays_every_response_and_is_recorded(tmp_path: Path) -> Non
     assert read_ledger(ledger).faults("s", "slow")[0]["seconds"] == 0.05
 
 
+async def test_slow_calls_delays_only_calls_and_is_recorded(tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.jsonl"
+    server = ServerSpec(id="s", tool_count=2, faults=Faults(slow_calls=0.05))
+    async with Client(memory_server(server, Ledger(ledger))) as client:
+        tools = (await client.list_tools()).tools
+        assert not read_ledger(ledger).faults("s", "slow_calls")
+        start = anyio.current_time()
+        await client.call_tool(tools[0].name, {})
+        assert anyio.current_time() - start >= 0.05
+    assert [f["seconds"] for f in read_ledger(ledger).faults("s", "slow_calls")] == [0.05]
+
+
 async def test_catalog_faults_are_recorded_when_their_page_is_served(tmp_path: Path) -> None:
     ledger = tmp_path / "ledger.jsonl"
     server = ServerSpec(id="s", tool_count=6, faults=Faults(duplicate_names=1, bad_names=("double_underscore",)))

@@ -281,10 +281,8 @@ def list_timeout_ignored() -> None:
     """A bound exists, so ERR-5.2 holds; it is just not the one the caller asked for."""
     init = _connections.Connection.__init__
 
-    def __init__(
-        self: _connections.Connection, config: Any, *, list_timeout: float, call_timeout: float | None
-    ) -> None:
-        init(self, config, list_timeout=120.0, call_timeout=call_timeout)
+    def __init__(self: _connections.Connection, config: Any, *, list_timeout: float, **rest: Any) -> None:
+        init(self, config, list_timeout=120.0, **rest)
 
     _swap(_connections.Connection, "__init__", __init__)
 
