@@ -122,6 +122,7 @@ def test_the_inspector_file_says_which_inspector_reads_it_and_pins_it(capsys: py
     assert "inspector is the MCP Inspector 2.0 or later" in " ".join(capsys.readouterr().out.split())
 
 
+@pytest.mark.e2e
 @pytest.mark.slow
 def test_the_pinned_inspector_lists_every_tool_of_every_page_through_the_http_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
