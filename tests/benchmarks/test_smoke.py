@@ -15,6 +15,7 @@ BLIND_DIGEST = "c40d5218ab09464a83cf6b9fd1055567a92dc7f47697ac3554ed25f788f8e035
 
 
 @pytest.mark.e2e
+@pytest.mark.slow  # every section, each ranker built: half a minute of a core
 def test_the_smoke_run_completes_and_writes_every_table(tmp_path: Path) -> None:
     output = tmp_path / "BENCHMARKS.md"
     assert main(["--smoke", "--output", str(output)]) == 0

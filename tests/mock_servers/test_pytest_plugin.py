@@ -60,8 +60,12 @@ HOSTS = {
 }
 
 
+# Each host project is a pytest run of its own; the one without any asyncio plugin runs with --full.
+HOST_RUNS = [pytest.param(name, marks=pytest.mark.slow if name == "no-asyncio-at-all" else ()) for name in HOSTS]
+
+
 @pytest.mark.e2e
-@pytest.mark.parametrize("host", list(HOSTS))
+@pytest.mark.parametrize("host", HOST_RUNS)
 def test_the_readme_example_passes_as_written_in_a_host_project_that_sees_no_conformance_options(
     host: str, pytester: pytest.Pytester
 ) -> None:
