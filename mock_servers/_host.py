@@ -181,11 +181,16 @@ class _Launched:
         line = _read_line(self.group.popen, timeout)
         try:
             info = json.loads(line)
-            return FleetHost(self.group, info["url"], info["token"], self.log_path)
+            host = FleetHost(self.group, info["url"], info["token"], self.log_path)
         except (ValueError, KeyError, TypeError):
             text = self.log_path.read_text(errors="replace")[-2000:]
             self.close(0.5)
             raise HostError(f"the fleet host did not start (first line {line!r}); its log ends with:\n{text}") from None
+        # The log is read only when the host fails to start. Unlinked now, it cannot outlive a
+        # caller killed before it stops the host (the host keeps writing to the open file).
+        with contextlib.suppress(OSError):
+            self.log_path.unlink()
+        return host
 
     def close(self, timeout: float = 10.0) -> None:
         """Stop the process, whether or not it reported its address."""

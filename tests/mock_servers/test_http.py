@@ -89,6 +89,12 @@ def test_the_host_refuses_a_taken_fleet_name_and_an_invalid_spec(fleet_host: Fle
 
 
 @pytest.mark.e2e
+def test_a_started_host_keeps_no_log_file_that_a_killed_caller_would_leave_behind(fleet_host: FleetHost) -> None:
+    assert fleet_host.process.poll() is None
+    assert not fleet_host.log_path.exists()
+
+
+@pytest.mark.e2e
 def test_the_control_api_needs_the_host_token(fleet_host: FleetHost) -> None:
     request = urllib.request.Request(fleet_host.url + "/_fleet/health")
     with pytest.raises(urllib.error.HTTPError) as caught:
