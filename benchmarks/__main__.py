@@ -125,6 +125,9 @@ def main(argv: list[str] | None = None) -> int:
     order += [title for title in sections if title not in order]
     lines = [*header]
     for title in order:
+        # A section read back from the file lost its trailing blank line to rstrip below.
+        if lines[-1]:
+            lines.append("")
         lines += [f"## {title}", *sections[title]]
     args.output.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
     print(f"wrote {args.output} in {elapsed:.0f} s")

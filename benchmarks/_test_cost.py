@@ -23,6 +23,9 @@ from ._report import Sample, Table, fmt_seconds, ratio
 
 ROOT = Path(__file__).resolve().parent.parent
 QUICK_REPEATS = 3
+#: The goals, in seconds of wall time on two quiet cores.
+QUICK_GOAL = 60.0
+GATE_GOAL = 240.0
 SLOWEST = 15
 _DURATION = re.compile(r"^(\d+\.\d+)s (call|setup|teardown)\s+(\S+)")
 
@@ -107,6 +110,10 @@ def run_test_cost(baseline: Path | None) -> list[Table]:
             ratio(gate.wall, before.wall) if before else "–",
         ]
     )
+    table.notes.append(
+        f"Goals: the quick loop under {fmt_seconds(QUICK_GOAL)}: {_met(walls.median <= QUICK_GOAL)}; "
+        f"the gate under {fmt_seconds(GATE_GOAL)}: {_met(gate.wall <= GATE_GOAL)}."
+    )
     if baseline is not None and before is not None:
         table.notes.append(
             f"The earlier gate is `scripts/test` of commit {_commit(baseline)}, run right after today's "
@@ -125,3 +132,7 @@ def run_test_cost(baseline: Path | None) -> list[Table]:
     durations = Table("Slowest tests of the measured gate (pytest --durations)", ["seconds", "test"])
     durations.rows += [[f"{seconds:.1f}", f"`{name}`"] for seconds, name in slowest]
     return [table, durations]
+
+
+def _met(met: bool) -> str:
+    return "met" if met else "not met"

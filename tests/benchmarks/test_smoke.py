@@ -55,6 +55,13 @@ def test_only_the_chosen_sections_are_regenerated_and_the_others_kept(tmp_path: 
         main(["--sections", "nope", "--output", str(output)])
 
 
+def test_a_section_written_after_the_last_kept_one_starts_on_a_line_of_its_own(tmp_path: Path) -> None:
+    output = tmp_path / "BENCHMARKS.md"
+    output.write_text("# Benchmarks\n\n## Selection and discovery at scale\n\nkept\n", encoding="utf-8")
+    assert main(["--smoke", "--sections", "quality", "--output", str(output)]) == 0
+    assert "kept\n\n## Selection quality\n" in output.read_text(encoding="utf-8")
+
+
 def test_the_blind_set_is_frozen_with_a_query_per_task() -> None:
     tasks = load_tasks(BLIND_TASKS)
     tools = {f"{sid}__{t['name']}" for sid, listing in realistic().items() for t in listing}
