@@ -157,11 +157,17 @@ def leaks_on_error() -> None:
         ranker: Any = None,
         list_timeout: float = _toolset.DEFAULT_LIST_TIMEOUT,
         call_timeout: float | None = None,
+        connect_timeout: float = _connections.DEFAULT_CONNECT_TIMEOUT,
+        eviction: str | None = None,
+        refresh: bool = False,
     ) -> AsyncIterator[AdaptiveToolset]:
+        # The defect driver claims neither optional profile: `refresh` is accepted and not followed.
         _config.validate_servers(servers)
         base = _toolset._check_base_tools(base_tools)
         connections = {
-            server.id: _connections.Connection(server, list_timeout=list_timeout, call_timeout=call_timeout)
+            server.id: _connections.Connection(
+                server, list_timeout=list_timeout, call_timeout=call_timeout, connect_timeout=connect_timeout
+            )
             for server in servers
         }
         tasks = [asyncio.create_task(connection.run()) for connection in connections.values()]
@@ -172,6 +178,7 @@ def leaks_on_error() -> None:
             if error is not None:
                 raise error
             catalog = Catalog.from_listings({sid: c.tools for sid, c in connections.items()})
+            _toolset._check_base_collisions(base, catalog)
             eligibility = _policy.resolve_policies(servers, catalog)
             docs = [
                 _ranking.ToolDoc(e.qualified_name, e.server_id, e.name, e.description, e.read_only)
@@ -179,7 +186,9 @@ def leaks_on_error() -> None:
             ]
             index = (ranker or _ranking.LexicalRanker()).index(docs, system_prompt)
             budgets = Budgets(base_tools=len(base), discovery_tools=1 if eligibility.auto_servers else 0)
-            toolset = AdaptiveToolset(servers, connections, catalog, eligibility, index, budgets, base, user_message)
+            toolset = AdaptiveToolset(
+                servers, connections, catalog, eligibility, index, budgets, base, user_message, eviction=eviction
+            )
         except BaseException:
             _LEAKED.extend(tasks)  # the defect: no connection is told to stop
             raise

@@ -139,11 +139,7 @@ def discovery_replaces_previous() -> None:
 
     def _search(self: AdaptiveToolset, arguments: Any) -> ToolResult:
         for i in last.pop(id(self), []):
-            entry = self.catalog.entries[i]
-            self._active.remove(i)
-            self._active_set.discard(i)
-            self._per_server[entry.server_id] -= 1
-            del self._active_by_name[entry.exposed_name]
+            self._evict(i)
         before = len(self._active)
         result = search(self, arguments)
         last[id(self)] = self._active[before:]
