@@ -11,6 +11,10 @@ list (P2). Where JSON is arbitrary by design (a tool's ``inputSchema``, its
 
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
+# A server's tool policy (P21, SPEC.md POL-9): the fleet's policy strategies draw it too, and
+# the fleet imports nothing of this package, so the one definition lives there.
+from mock_servers import ToolPolicy
+
 __all__ = [
     "ActivatedTool",
     "CallParams",
@@ -82,21 +86,6 @@ class HttpTransport(TypedDict):
 
 
 Transport: TypeAlias = StdioTransport | HttpTransport
-
-
-class ToolPolicy(TypedDict, total=False):
-    """A server's tool policy (P21, SPEC.md POL-9); every field optional.
-
-    The schema leaves a policy open (an invalid one is a ``config_error``, P23); these are
-    the fields a valid one may hold.
-    """
-
-    mode: Literal["auto", "allowlist", "all"]
-    allowedTools: list[str]
-    deniedTools: list[str]
-    pinnedTools: list[str]
-    maxActiveTools: int
-    sideEffects: Literal["allow", "readOnly"]
 
 
 class ServerConfig(TypedDict):

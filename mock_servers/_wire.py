@@ -46,7 +46,12 @@ class ListedTool(TypedDict):
 
 
 class ToolPolicy(TypedDict, total=False):
-    """A server's ``toolPolicy`` in the wire form of the conformance suite's driver protocol."""
+    """A server's ``toolPolicy`` in the wire form of the conformance suite's driver protocol
+    (its P21, SPEC.md POL-9); every field optional.
+
+    The protocol leaves a policy open (an invalid one is a ``config_error``); these are the
+    fields a valid one may hold.
+    """
 
     mode: Literal["auto", "allowlist", "all"]
     allowedTools: list[str]
