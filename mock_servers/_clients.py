@@ -21,14 +21,14 @@ each entry starts ``python -m mock_servers stdio SPEC --server-id ID`` with this
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Literal, NotRequired, TypeAlias, TypedDict
 
 from mock_servers._errors import FleetArgumentError
 from mock_servers._serve import endpoint_urls
 from mock_servers._spec import FleetSpec
 from mock_servers._stdio import stdio_params
 
-__all__ = ["CLIENTS", "DEFAULT_PORT", "INSPECTOR", "client_config", "default_transport", "usage_notes"]
+__all__ = ["CLIENTS", "DEFAULT_PORT", "INSPECTOR", "ClientConfig", "client_config", "default_transport", "usage_notes"]
 
 CLIENTS = ("vscode", "claude", "cursor", "inspector")
 #: The port ``config`` assumes when none is given (``serve`` must then be started with it).
@@ -45,6 +45,38 @@ _TYPED = ("vscode", "inspector")  # clients whose entries name their transport i
 INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
 
 
+class HttpEntry(TypedDict):
+    """A server reached at a URL; ``type`` only in the files that name the transport."""
+
+    type: NotRequired[Literal["http"]]
+    url: str
+
+
+class StdioEntry(TypedDict):
+    """A server started as a local process; ``type`` only in the files that name the transport."""
+
+    type: NotRequired[Literal["stdio"]]
+    command: str
+    args: list[str]
+    env: dict[str, str]
+
+
+class VsCodeConfig(TypedDict):
+    """VS Code's ``.vscode/mcp.json``."""
+
+    servers: dict[str, HttpEntry | StdioEntry]
+
+
+class McpServersConfig(TypedDict):
+    """The file of Claude Desktop, Cursor and the MCP Inspector."""
+
+    mcpServers: dict[str, HttpEntry | StdioEntry]
+
+
+#: A client's configuration file, as `client_config` writes it.
+ClientConfig: TypeAlias = VsCodeConfig | McpServersConfig
+
+
 def default_transport(client: str) -> str:
     """The transport a client's entries use unless asked otherwise."""
     return _TRANSPORTS[client][0]
@@ -59,7 +91,7 @@ def client_config(
     port: int = DEFAULT_PORT,
     processes: int = 1,
     ledger_path: str | os.PathLike[str] | None = None,
-) -> dict[str, Any]:
+) -> ClientConfig:
     """The content of ``client``'s configuration file for every server of ``spec``.
 
     ``source`` is the preset name or spec file stdio entries start the servers from (the
@@ -77,20 +109,20 @@ def client_config(
         raise FleetArgumentError(f"{client}'s configuration file cannot start {transport} servers")
     if transport == "http" and not port:
         raise FleetArgumentError("over HTTP the clients need a fixed port: give one from 1 to 65535")
-    entries: dict[str, dict[str, Any]] = {}
+    entries: dict[str, HttpEntry | StdioEntry] = {}
     if transport == "http":
         for server_id, url in endpoint_urls(spec, port, processes).items():
             entries[server_id] = {"type": "http", "url": url} if client in _TYPED else {"url": url}
     else:
         for server in spec.servers:
             params = stdio_params(source if source is not None else spec, server.id, ledger_path)
-            entry: dict[str, Any] = {
+            entry: StdioEntry = {
                 "command": params.command,
                 "args": list(params.args),
                 "env": dict(params.env or {}),
             }
             entries[server.id] = {"type": "stdio", **entry} if client in _TYPED else entry
-    return {"servers" if client == "vscode" else "mcpServers": entries}
+    return {"servers": entries} if client == "vscode" else {"mcpServers": entries}
 
 
 def usage_notes(client: str, spec: FleetSpec, *, file: str = "FILE") -> list[str]:
