@@ -12,6 +12,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mock_servers._wire import JsonSchema
+
 __all__ = ["SchemaInstances", "fake_value", "identifier", "timestamp"]
 
 _WINDOW = (dt.datetime(2024, 1, 1, tzinfo=dt.UTC), dt.datetime(2025, 12, 31, tzinfo=dt.UTC))
@@ -149,7 +151,7 @@ class SchemaInstances:
 
     max_depth = 8
 
-    def __init__(self, fake: Any, root: Mapping[str, Any]) -> None:
+    def __init__(self, fake: Any, root: JsonSchema) -> None:
         self.fake = fake
         self.root = root
 
