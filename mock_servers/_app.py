@@ -23,7 +23,17 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from mock_servers._errors import FleetArgumentError, HostError, LedgerError, SpecError
 from mock_servers._ledger import Ledger
-from mock_servers._raw import MAX_BODY, RawHttpServer, Receive, Scope, Send, abort, read_body
+from mock_servers._raw import (
+    MAX_BODY,
+    HTTPRequestEvent,
+    HTTPScope,
+    RawHttpServer,
+    Receive,
+    Scope,
+    Send,
+    abort,
+    read_body,
+)
 from mock_servers._server import ChangeApplied, ServerCore, sdk_server_for
 from mock_servers._spec import CatalogChange, FleetSpec
 from mock_servers._spec_changes import change_from_dict
@@ -201,7 +211,7 @@ class FleetApp:
             return
         await self._serve(mount, scope, receive, send)
 
-    async def _serve(self, mount: _Mount, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _serve(self, mount: _Mount, scope: HTTPScope, receive: Receive, send: Send) -> None:
         core = mount.core
         faults = core.spec.faults
         if faults.fail_to_start:
@@ -245,7 +255,7 @@ class FleetApp:
                 return True
         return False
 
-    async def _control(self, scope: Scope, receive: Receive, send: Send, parts: list[str]) -> None:
+    async def _control(self, scope: HTTPScope, receive: Receive, send: Send, parts: list[str]) -> None:
         headers = dict(scope["headers"])
         if self.token is not None and headers.get(b"x-fleet-token", b"").decode() != self.token:
             await _json(send, 403, {"error": "missing or wrong X-Fleet-Token"})
@@ -321,7 +331,7 @@ async def _own_raw(
 def _replay(body: bytes) -> Receive:
     sent = False
 
-    async def receive() -> dict[str, Any]:
+    async def receive() -> HTTPRequestEvent:
         nonlocal sent
         if not sent:
             sent = True
@@ -332,7 +342,7 @@ def _replay(body: bytes) -> Receive:
     return receive
 
 
-def _query(scope: Scope) -> list[tuple[str, str]]:
+def _query(scope: HTTPScope) -> list[tuple[str, str]]:
     return parse_qsl(bytes(scope.get("query_string", b"")).decode("latin-1"))
 
 

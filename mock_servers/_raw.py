@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import sys
 import uuid
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any, cast
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast
 
 import anyio
 import mcp_types as types
@@ -24,9 +24,59 @@ from mock_servers._server import DropConnection, ServerCore
 
 __all__ = ["RawHttpServer", "RawProtocol", "serve_raw_stdio"]
 
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+# The part of ASGI a fleet host speaks: HTTP connections (uvicorn runs it without lifespan
+# and websockets). A TypedDict names the keys read or sent here; a server's scope holds more.
+
+
+class HTTPScope(TypedDict):
+    """The scope of an ASGI ``http`` connection."""
+
+    type: Literal["http"]
+    method: str
+    path: str
+    query_string: bytes
+    headers: Iterable[tuple[bytes, bytes]]
+
+
+class OtherScope(TypedDict):
+    """The scope of a connection a fleet host does not serve."""
+
+    type: Literal["lifespan", "websocket"]
+
+
+class HTTPRequestEvent(TypedDict):
+    """A part of the request body (the last one has no ``more_body``, or a false one)."""
+
+    type: Literal["http.request"]
+    body: NotRequired[bytes]
+    more_body: NotRequired[bool]
+
+
+class HTTPDisconnectEvent(TypedDict):
+    """The client went away."""
+
+    type: Literal["http.disconnect"]
+
+
+class HTTPResponseStartEvent(TypedDict):
+    """The status and headers of the response."""
+
+    type: Literal["http.response.start"]
+    status: int
+    headers: NotRequired[Iterable[tuple[bytes, bytes]]]
+
+
+class HTTPResponseBodyEvent(TypedDict):
+    """A part of the response body (``more_body``: more parts follow)."""
+
+    type: Literal["http.response.body"]
+    body: NotRequired[bytes]
+    more_body: NotRequired[bool]
+
+
+Scope: TypeAlias = HTTPScope | OtherScope
+Receive: TypeAlias = Callable[[], Awaitable[HTTPRequestEvent | HTTPDisconnectEvent]]
+Send: TypeAlias = Callable[[HTTPResponseStartEvent | HTTPResponseBodyEvent], Awaitable[None]]
 
 
 class RawProtocol:
@@ -175,7 +225,7 @@ class RawHttpServer:
             oldest = min(self.sessions.values(), default=now)
             await anyio.sleep(max(0.01, oldest + self.idle_seconds - now))
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def __call__(self, scope: HTTPScope, receive: Receive, send: Send) -> None:
         method = scope["method"]
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         session_id = headers.get("mcp-session-id")
@@ -231,7 +281,9 @@ async def read_body(receive: Receive, limit: int | None = None) -> bytes:
     body = bytearray()
     while True:
         message = await receive()
-        body += bytes(message.get("body", b""))
+        if message["type"] == "http.disconnect":
+            return bytes(body)
+        body += message.get("body", b"")
         if limit is not None and len(body) > limit:
             raise ValueError(f"request body over {limit} bytes")
         if not message.get("more_body"):
