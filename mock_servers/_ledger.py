@@ -44,7 +44,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict, cast
+from typing import Any, Literal, NotRequired, TypedDict, cast, overload
 
 from mock_servers._errors import LedgerError
 from mock_servers._processes import pid_alive, start_time, valid_pid, wait_for_pids
@@ -53,14 +53,21 @@ __all__ = [
     "MAX_PROBLEMS",
     "OBSERVABILITY",
     "LedgerEvent",
+    "Discovered",
     "FaultFired",
+    "FleetAdded",
+    "FleetRemoved",
+    "Initialized",
     "Ledger",
     "LedgerView",
     "ListChanged",
+    "ProcessExit",
     "ProcessStarted",
+    "SessionClosed",
     "SessionOpened",
     "ToolCalled",
     "ToolsChanged",
+    "ToolsListed",
     "read_ledger",
     "wait_for_exits",
 ]
@@ -173,6 +180,55 @@ class ProcessStarted(LedgerEvent):
 
     argv: list[str]
     started: NotRequired[int | None]
+
+
+class ProcessExit(LedgerEvent):
+    """``process_exit``: a server or fleet process ended, with its exit code and why."""
+
+    code: int
+    reason: str
+
+
+class FleetAdded(LedgerEvent):
+    """``fleet_added``: an HTTP fleet host began serving a fleet, with its servers' ids."""
+
+    fleet: str
+    servers: list[str]
+
+
+class FleetRemoved(LedgerEvent):
+    """``fleet_removed``: an HTTP fleet host stopped serving a fleet."""
+
+    fleet: str
+
+
+class SessionClosed(LedgerEvent):
+    """``session_closed``: a client connection ended (its id where the transport has one)."""
+
+    sessionId: NotRequired[str | None]
+
+
+class Initialized(LedgerEvent):
+    """``initialized``: the legacy handshake completed, on this protocol version."""
+
+    protocolVersion: str | None
+
+
+class Discovered(LedgerEvent):
+    """``discovered``: a ``server/discover`` request (2026-07-28 era)."""
+
+    protocolVersion: str | None
+
+
+class ToolsListed(LedgerEvent):
+    """``tools_listed``: one ``tools/list`` page served (``catalog``: how many changes the tools had seen)."""
+
+    page: int
+    cursor: str | None
+    count: int
+    nextCursor: str | None
+    protocolVersion: str | None
+    catalog: int
 
 
 class _Writer:
@@ -325,13 +381,41 @@ class LedgerView:
     def __len__(self) -> int:
         return len(self.events)
 
-    def of(self, event: str, server: str | None = None) -> list[dict[str, Any]]:
-        """Events of one kind, optionally for one server."""
+    @overload
+    def of(self, event: Literal["process_started"], server: str | None = None) -> list[ProcessStarted]: ...
+    @overload
+    def of(self, event: Literal["process_exit"], server: str | None = None) -> list[ProcessExit]: ...
+    @overload
+    def of(self, event: Literal["fleet_added"], server: str | None = None) -> list[FleetAdded]: ...
+    @overload
+    def of(self, event: Literal["fleet_removed"], server: str | None = None) -> list[FleetRemoved]: ...
+    @overload
+    def of(self, event: Literal["session_opened"], server: str | None = None) -> list[SessionOpened]: ...
+    @overload
+    def of(self, event: Literal["session_closed"], server: str | None = None) -> list[SessionClosed]: ...
+    @overload
+    def of(self, event: Literal["initialized"], server: str | None = None) -> list[Initialized]: ...
+    @overload
+    def of(self, event: Literal["discovered"], server: str | None = None) -> list[Discovered]: ...
+    @overload
+    def of(self, event: Literal["tools_listed"], server: str | None = None) -> list[ToolsListed]: ...
+    @overload
+    def of(self, event: Literal["tool_called"], server: str | None = None) -> list[ToolCalled]: ...
+    @overload
+    def of(self, event: Literal["fault"], server: str | None = None) -> list[FaultFired]: ...
+    @overload
+    def of(self, event: Literal["tools_changed"], server: str | None = None) -> list[ToolsChanged]: ...
+    @overload
+    def of(self, event: Literal["list_changed"], server: str | None = None) -> list[ListChanged]: ...
+    @overload
+    def of(self, event: str, server: str | None = None) -> list[LedgerEvent]: ...
+    def of(self, event: str, server: str | None = None) -> list[Any]:
+        """Events of one kind, optionally for one server, typed by their kind."""
         return [e for e in self.events if e["event"] == event and (server is None or e["server"] == server)]
 
     def calls(self, server: str | None = None, name: str | None = None) -> list[ToolCalled]:
         """``tool_called`` events, optionally for one server and one tool name."""
-        return [cast(ToolCalled, e) for e in self.of("tool_called", server) if name is None or e.get("name") == name]
+        return [e for e in self.of("tool_called", server) if name is None or e.get("name") == name]
 
     def listed_pages(self, server: str) -> list[int]:
         """The page indexes of every ``tools/list`` the server answered, in order."""
@@ -339,19 +423,15 @@ class LedgerView:
 
     def changes(self, server: str | None = None) -> list[ToolsChanged]:
         """``tools_changed`` events: the changes of live catalogs, in order."""
-        return [cast(ToolsChanged, e) for e in self.of("tools_changed", server)]
+        return self.of("tools_changed", server)
 
     def notifications(self, server: str | None = None, catalog: int | None = None) -> list[ListChanged]:
         """``list_changed`` events, optionally only those sent after one change (its ``catalog``)."""
-        return [
-            cast(ListChanged, e)
-            for e in self.of("list_changed", server)
-            if catalog is None or e.get("catalog") == catalog
-        ]
+        return [e for e in self.of("list_changed", server) if catalog is None or e.get("catalog") == catalog]
 
     def faults(self, server: str | None = None, kind: str | None = None) -> list[FaultFired]:
         """``fault`` events, optionally for one server and one fault kind."""
-        return [cast(FaultFired, e) for e in self.of("fault", server) if kind is None or e.get("fault") == kind]
+        return [e for e in self.of("fault", server) if kind is None or e.get("fault") == kind]
 
     def sessions_open(self, server: str | None = None) -> list[SessionOpened]:
         """Sessions opened and not closed (matched per server and process, oldest first).
@@ -391,9 +471,7 @@ class LedgerView:
         """
         exited = {(e["pid"], e["server"]) for e in self.of("process_exit")}
         return [
-            cast(ProcessStarted, e)
-            for e in self.of("process_started")
-            if (e["pid"], e["server"]) not in exited and _same_process_runs(e)
+            e for e in self.of("process_started") if (e["pid"], e["server"]) not in exited and _same_process_runs(e)
         ]
 
     def summary(self) -> dict[str, dict[str, int]]:
@@ -405,7 +483,7 @@ class LedgerView:
         return out
 
 
-def _same_process_runs(event: dict[str, Any]) -> bool:
+def _same_process_runs(event: ProcessStarted) -> bool:
     pid = event["pid"]
     if not pid_alive(pid):
         return False

@@ -91,8 +91,8 @@ async def test_each_in_memory_client_opens_and_closes_one_session(mode: str, tmp
     view = read_ledger(ledger)
     assert len(view.of("session_opened")) == 1
     assert view.every_session_closed()
-    handshake = "discovered" if mode == "auto" else "initialized"
-    assert view.of(handshake, "github")[0]["protocolVersion"] == client_version(mode)
+    handshake = view.of("discovered", "github") if mode == "auto" else view.of("initialized", "github")
+    assert handshake[0]["protocolVersion"] == client_version(mode)
 
 
 def client_version(mode: str) -> str:
