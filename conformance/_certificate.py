@@ -394,6 +394,7 @@ def _row_status(
     under_test: set[str],
     reasons: Mapping[str, str],
     gaps: frozenset[str],
+    unrun: str,
 ) -> tuple[Status, str | None]:
     ids = [s.id for s in clause.sentences]
     if all(i in reasons for i in ids):
@@ -408,7 +409,7 @@ def _row_status(
             return "expected-fail", "; ".join(dict.fromkeys(reasons_given))
         return "fail", failing[0]["message"]
     if not records:
-        return "not-run", "not selected: no test citing it ran in this run"
+        return "not-run", unrun
     kinds = {r["kind"] for r in records}
     if "error" in kinds:
         return "error", "a test citing it could not run to the end (see errors)"
@@ -476,6 +477,7 @@ def build_certificate(
             under_test=under_test,
             reasons=reasons,
             gaps=gaps,
+            unrun=_unrun_reason(run),
         )
         rows.append(
             ClauseRow(
@@ -581,10 +583,42 @@ def decide_verdict(
 ) -> tuple[Verdict, list[str]]:
     """The run's verdict and why, from everything the certificate says; the one place it is decided."""
     verdict, why = _judge(run, records, rows, failures, errors, expectations)
-    if EXIT_CODES[verdict] == 0 and not run.stopped and run.pytest_exit not in (0, 1):
+    broke = _pytest_broke(run)
+    if broke is None:
+        return verdict, why
+    if EXIT_CODES[verdict] == 0:
         # Nothing the records say is wrong, yet the suite's pytest broke: no verdict.
-        return "error", [f"the suite's pytest ended with exit code {run.pytest_exit} (see pytest.log)"]
-    return verdict, why
+        return "error", [broke]
+    # The findings it recorded stand, but the tests after the break never ran: say so.
+    return verdict, [*why, broke]
+
+
+#: pytest's exit codes past "tests failed", as a reader of the certificate needs them named.
+_PYTEST_EXITS: Final[Mapping[int, str]] = {
+    2: "interrupted",
+    3: "an internal error",
+    4: "a usage error",
+    5: "no tests collected",
+}
+
+
+def _pytest_broke(run: RunInfo) -> str | None:
+    """Why the suite's pytest did not run to its end by itself (a stop certify asked for
+    aside), or None when it did."""
+    if run.stopped or run.pytest_exit in (0, 1):
+        return None
+    code = run.pytest_exit
+    if code is None:
+        return "the suite's pytest ended with no exit code (see pytest.log)"
+    named = f", {_PYTEST_EXITS[code]}" if code in _PYTEST_EXITS else ""
+    return f"the suite's pytest ended with exit code {code}{named} (see pytest.log)"
+
+
+def _unrun_reason(run: RunInfo) -> str:
+    broke = _pytest_broke(run)
+    if broke is None:
+        return "not selected: no test citing it ran in this run"
+    return f"no test citing it ran: {broke}"
 
 
 def _judge(

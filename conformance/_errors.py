@@ -29,6 +29,7 @@ the clause that broke first, so that a finding never blames a part of the SUT th
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal, get_args
 
@@ -45,6 +46,7 @@ __all__ = [
     "SutStartError",
     "UnknownClause",
     "UsageError",
+    "escape_surrogates",
 ]
 
 OutcomeKind = Literal[
@@ -200,8 +202,21 @@ class Inconclusive(Exception):
 
 def _show(value: object) -> str:
     if isinstance(value, str):
-        return value
+        return escape_surrogates(value)
     try:
-        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=repr)
+        return escape_surrogates(json.dumps(value, ensure_ascii=False, sort_keys=True, default=repr))
     except (TypeError, ValueError):
         return repr(value)
+
+
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def escape_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate written as its escape (``\\ud800``).
+
+    A driver may echo one back (JSON allows ``"\\ud800"``), yet no UTF-8 text can hold it:
+    a message carrying one raw cannot be printed, written or sent to another process (pytest-xdist
+    refuses the report, which stops the whole session). Inside JSON, the escape reads back as
+    the surrogate itself."""
+    return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)

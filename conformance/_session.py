@@ -31,6 +31,7 @@ from conformance._errors import (
     OutcomeError,
     SutBroken,
     SutMisbehaved,
+    escape_surrogates,
 )
 from conformance._expectations import Expectation, expected_failure_of, load_expectations
 from conformance._keys import CLAUSES_KEY, SESSION_KEY
@@ -347,7 +348,7 @@ def finding_record(exc: BaseException, cited: tuple[str, ...], temp: str | None 
         return FindingRecord(
             clauses=[] if protocol else list(exc.clauses or cited),
             protocol=protocol,
-            message=exc.message,
+            message=escape_surrogates(exc.message),
             expected=_steady(exc.expected, temp),
             observed=_steady(exc.observed, temp),
             case=_steady(exc.case, temp),
@@ -361,7 +362,7 @@ def finding_record(exc: BaseException, cited: tuple[str, ...], temp: str | None 
     return FindingRecord(
         clauses=list(cited),
         protocol=False,
-        message=message,
+        message=escape_surrogates(message),
         expected=None,
         observed=None,
         case=None,
@@ -392,7 +393,7 @@ def _classify(
     if not findings_only:
         broke = next((e for e in members if not isinstance(e, AssertionError | OutcomeError)), None)
         what = f"{type(broke).__name__}: {broke}" if broke is not None else f"failed in {when}"
-        return "error", what, []
+        return "error", escape_surrogates(what), []
     basetemp = item.config.getoption("basetemp", None)
     findings = [finding_record(e, cited, str(basetemp) if basetemp else None) for e in members]
     stray = sorted({c for f in findings for c in f["clauses"] if _stray(c, item)})
@@ -467,11 +468,22 @@ def _test_record(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.
     return record
 
 
+def _portable(report: pytest.TestReport) -> None:
+    """Escape the lone surrogates of a report's text, which a driver's replies may carry into
+    a message: pytest-xdist cannot send such a report, and stops the whole session instead."""
+    if report.longrepr is not None:
+        text = report.longreprtext
+        if escape_surrogates(text) != text:
+            report.longrepr = escape_surrogates(text)
+    report.sections = [(title, escape_surrogates(content)) for title, content in report.sections]
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
+    _portable(report)
     if report.when != "call" and report.passed:
         return report
     state = _session(item.config)

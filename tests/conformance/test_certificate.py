@@ -180,9 +180,27 @@ def test_a_suite_whose_pytest_broke_gives_no_verdict_though_every_record_passed(
     )
 
     assert (broke["verdict"], broke["exit_code"]) == ("error", 2)
-    assert broke["why"] == ["the suite's pytest ended with exit code 3 (see pytest.log)"]
+    assert broke["why"] == ["the suite's pytest ended with exit code 3, an internal error (see pytest.log)"]
     # A finding stands whatever became of pytest.
     assert (failed["verdict"], failed["exit_code"]) == ("non-conformant", 1)
+
+
+def test_a_finding_stands_when_pytest_broke_but_the_certificate_says_the_rest_never_ran(tmp_path: Path) -> None:
+    tests = [record("t1", ["A-1"], "finding", findings=[finding(["A-1"])])]
+
+    cert = certificate(tmp_path, tests, pytest_exit=3)
+
+    assert (cert["verdict"], cert["exit_code"]) == ("non-conformant", 1)
+    assert cert["why"] == [
+        "MUST clauses broken: A-1",
+        "the suite's pytest ended with exit code 3, an internal error (see pytest.log)",
+    ]
+    # Not "not selected": the run was meant to reach them, and stopped first.
+    unrun = next(row for row in cert["clauses"] if row["clause"] == "A-2")
+    assert (unrun["status"], unrun["reason"]) == (
+        "not-run",
+        "no test citing it ran: the suite's pytest ended with exit code 3, an internal error (see pytest.log)",
+    )
 
 
 def test_an_inconclusive_test_leaves_its_clause_inconclusive_naming_what_broke_first(tmp_path: Path) -> None:

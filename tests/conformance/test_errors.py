@@ -55,3 +55,13 @@ def test_an_outcome_error_reads_as_kind_and_message() -> None:
 
     assert str(refused) == "selection_error: github: 30 required tools exceed maxActiveTools 24"
     assert refused.kind == "selection_error"
+
+
+def test_a_lone_surrogate_a_finding_quotes_is_shown_as_its_escape() -> None:
+    """A driver may echo one back; raw, the message could be neither printed nor sent to a worker."""
+    finding = Nonconformance(["GATE-4.5"], "odd", observed={"text": "\ud800"}, case={"note": "\udfff"})
+
+    text = str(finding)
+
+    assert text.encode("utf-8")
+    assert '"text": "\\ud800"' in text and '"note": "\\udfff"' in text

@@ -259,6 +259,36 @@ def test_under_xdist_each_worker_has_its_own_driver_and_none_is_left(project: py
     assert not any(is_running(pid) for pid in driver_pids)
 
 
+ECHOED_SURROGATE = """
+from conformance import Nonconformance, clause
+
+
+@clause("GATE-4.5")
+def test_a_finding_quoting_a_surrogate_raw(sut):
+    raise Nonconformance(["GATE-4.5"], "the driver echoed " + chr(0xD800))
+
+
+@clause("GATE-4.5")
+def test_a_later_test(sut):
+    pass
+"""
+
+
+@pytest.mark.e2e
+def test_a_finding_that_quotes_a_lone_surrogate_does_not_stop_a_run_spread_over_workers(
+    project: pytest.Pytester,
+) -> None:
+    """pytest-xdist cannot send a report holding a raw lone surrogate: the worker would crash
+    and the session stop, leaving every later test unrun."""
+    project.makepyfile(test_echo=ECHOED_SURROGATE)
+
+    result = project.runpytest_subprocess("--sut", "fake_sut:core", "-n", "1", "-p", "xdist", "test_echo.py")
+
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.no_fnmatch_line("*INTERNALERROR*")
+    result.stdout.fnmatch_lines(["*the driver echoed \\ud800*"])
+
+
 MISBEHAVING = """
 import pytest
 
