@@ -17,7 +17,7 @@ anything to check.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from typing import NoReturn
 
 from conformance import CLAUSES, Inconclusive, OutcomeError, Sut, UnknownClause
@@ -35,6 +35,7 @@ __all__ = [
     "nothing_to_check",
     "policy_applied",
     "precondition",
+    "qualified_names_kept",
     "read_only_applied",
 ]
 
@@ -52,6 +53,19 @@ def precondition(sentence: str, holds: bool, what: str, *, observed: object = No
         raise UnknownClause(sentence, " (named by a precondition)")
     if not holds:
         raise Inconclusive(sentence, what, observed=observed)
+
+
+def qualified_names_kept(shown: Iterable[str], known: Container[str]) -> None:
+    """Go on only when every MCP tool the SUT showed or activated is under a name of the
+    catalog (``known``): a check that looks a tool up by its name relies on CAT-3.1, and would
+    otherwise break on the first name it cannot find."""
+    unknown = [name for name in shown if name not in known]
+    precondition(
+        "CAT-3.1",
+        not unknown,
+        "the run showed tools under names that are not their qualified names",
+        observed=unknown[:5],
+    )
 
 
 def nothing_to_check(reason: str) -> NoReturn:

@@ -41,7 +41,7 @@ from conformance.suite._explore import BASES, FLEETS, STEPS, Steps, explore, pla
 from conformance.suite._first_round import open_first_round, with_examples
 from conformance.suite._fleets import Fleets
 from conformance.suite._named import ask_for, discover_in_turn, plain_server
-from conformance.suite._preconditions import read_only_applied
+from conformance.suite._preconditions import qualified_names_kept, read_only_applied
 from conformance.suite._predictions import DEFAULT_LIMIT, MAX_LIMIT, discovery_bound
 from conformance.suite._strategies import FleetAndPolicies, examples, opening
 from conformance.suite._vectors import Diagnosis
@@ -340,7 +340,9 @@ def test_discovery_never_activates_a_tool_its_policy_excludes(sut: Sut, fleets: 
     with fleets.serve(FleetSpec(servers=(server,)), {"s0": policy}) as served:
         done = run(discover_in_turn(sut, served.servers, 95, calls))
         case = served.describe() | {"baseTools": 95}
-    wrong = sorted({q for _, result, _, _ in done for q in activated(result) if q.split("__", 1)[1] in excluded})
+    shown = [q for _, result, _, _ in done for q in activated(result)]
+    qualified_names_kept(shown, {qualified("s0", t["name"]) for t in tools})
+    wrong = sorted({q for q in shown if q.split("__", 1)[1] in excluded})
     if wrong:
         read_only_applied(sut, fleets, FleetSpec(servers=(server,)), {"s0": policy})
         raise fail(("DSC-4.4",), "discovery activated tools its server's policy excludes", observed=wrong, case=case)

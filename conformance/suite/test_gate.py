@@ -15,7 +15,7 @@ from conformance._wire_types import ToolPolicy, ToolResult
 from conformance.suite._explore import BASES, FLEETS, STEPS, Steps, Trace, explore
 from conformance.suite._fleets import Fleets
 from conformance.suite._named import ask_for
-from conformance.suite._preconditions import nothing_to_check, precondition
+from conformance.suite._preconditions import nothing_to_check, precondition, qualified_names_kept
 from conformance.suite._strategies import FleetAndPolicies, examples, opening
 from conformance.suite._wire import (
     DISCOVERY,
@@ -49,6 +49,7 @@ def test_gate_refuses_every_name_that_is_not_active(sut: Sut, fleets: Fleets, sp
         async def body() -> None:
             async with sut.open(open_params(served.servers)) as r:
                 active = names(mcp_definitions(await r.definitions(), []))
+                qualified_names_kept(active, cat)
                 inactive = sorted(set(cat) - set(active))
                 sample = active[0]
                 sid, tool = cat[sample]

@@ -11,7 +11,12 @@ from hypothesis import given
 
 from conformance import Sut, clause
 from conformance.suite._fleets import Fleets
-from conformance.suite._preconditions import named_activation_is_due, nothing_to_check, precondition
+from conformance.suite._preconditions import (
+    named_activation_is_due,
+    nothing_to_check,
+    precondition,
+    qualified_names_kept,
+)
 from conformance.suite._predictions import DEFAULT_MAX_ACTIVE, DYNAMIC
 from conformance.suite._strategies import examples
 from conformance.suite._wire import DISCOVERY, activated, catalog, fail, names, open_params, portable, run
@@ -61,6 +66,7 @@ def test_runs_never_see_each_others_activations(sut: Sut, fleets: Fleets, spec: 
                         observed=names(after2),
                         case=case | {"activated": found},
                     )
+                qualified_names_kept(found, cat)
                 for q in found:
                     owner, t = cat[q]
                     result = await two.call(q, example_arguments(t))

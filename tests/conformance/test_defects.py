@@ -78,6 +78,28 @@ def test_every_other_defect_is_caught_on_its_clause(name: str, tmp_path: Path) -
     check_caught(name, tmp_path)
 
 
+# Checks that look a tool up by the name the host showed: a host that names tools otherwise
+# (CAT-3.1 broken, and failed by its own checks) leaves them inconclusive, naming CAT-3.1,
+# where they once broke with a KeyError or an IndexError, an error of the suite.
+LOOKUPS = (
+    "test_discovery.py::test_discovery_never_activates_a_tool_its_policy_excludes",
+    "test_gate.py::test_gate_refuses_every_name_that_is_not_active",
+    "test_isolation.py::test_runs_never_see_each_others_activations",
+)
+
+
+@pytest.mark.e2e
+def test_checks_that_look_tools_up_by_name_are_inconclusive_on_a_host_that_names_them_otherwise(
+    tmp_path: Path,
+) -> None:
+    code, cert, output = certify(defect_cmd("qualified_with_one_underscore"), [], tmp_path, LOOKUPS)
+
+    assert not cert["errors"], output
+    assert code == 0 and not cert["failures"], output
+    inconclusive = [row for row in cert["clauses"] if row["status"] == "inconclusive"]
+    assert inconclusive and all(row["inconclusive_because"] == ["CAT-3"] for row in inconclusive), inconclusive
+
+
 # The test command certifies the reference driver on the whole suite already; this run
 # repeats it on the defects' clauses, in the shape the defect runs use.
 @pytest.mark.e2e
