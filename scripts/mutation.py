@@ -15,7 +15,9 @@ of ``reference_impl`` finds the mutated copy in ``mutants/``). Steps:
    stdio shell in a process of its own that inherits the mutant): the protocol checks,
    which skip in process, and the tests that reach its function, with replies crossing
    the wire and checked against the protocol's schemas. The driver's profile claims are
-   also run with a ranker that is not lexical.
+   also run with a ranker that is not lexical, and the survivors of the modules holding the
+   optional profiles' code (eviction, live catalogs) with both profiles turned on, against
+   their checks: in process, the reference runs neither.
 4. ``MUTATION.md`` is written from the results and from ``scripts/mutation-verdicts.toml``:
    the survivors judged equivalent (with the reason) and those awaiting a check. A verdict
    holds for the suite, SPEC.md and mutated function it was judged against:
@@ -81,7 +83,7 @@ SUITE_ARGS = (
     "--conformance-thoroughness", "quick", "--conformance-shrink-time", "0",
 )  # fmt: skip
 
-#: The same suite through the stdio driver; the command is completed with the ranker.
+#: The same suite through the stdio driver; the command is completed with the job's flags.
 DRIVER_ARGS = (
     "-p", "conformance.plugin", "-c", "conformance/suite/pytest.ini",
     "--hypothesis-seed", "0", "--conformance-thoroughness", "quick", "--conformance-shrink-time", "0",
@@ -96,6 +98,12 @@ LEXICAL_TESTS = (
     # RNK-9.1: whatever the ranker, the claims include `core`.
     "conformance/suite/test_protocol.py::test_initialize_claims_the_core_profile",
 )
+#: The optional profiles (`eviction`, `refresh`) are off in the reference the suite runs in
+#: process, so no in-process test reaches their code: every in-process survivor of the
+#: modules that hold it also runs through a driver with both profiles on, against their checks.
+PROFILE_FLAGS = ("--eviction", "lru", "--refresh")
+PROFILE_TESTS = ("conformance/suite/test_eviction.py", "conformance/suite/test_refresh.py")
+PROFILE_MODULES = ("reference_impl/_toolset.py", "reference_impl/_connections.py", "reference_impl/driver/_session.py")
 #: The module whose mutants the protocol checks are run against: the driver session, where
 #: params are checked and outcomes become replies. The other modules run the same code in
 #: process and through the driver.
@@ -384,7 +392,17 @@ def suite_digest() -> str:
         for p in package.rglob("*")
         if p.is_file() and p.suffix in {".py", ".json", ".ini"} and "__pycache__" not in p.parts
     ]
-    choices = (SUITE_ARGS, DRIVER_ARGS, PROTOCOL_TESTS, PROTOCOL_MODULE, RANKER_DEPENDENT, LEXICAL_TESTS)
+    choices = (
+        SUITE_ARGS,
+        DRIVER_ARGS,
+        PROTOCOL_TESTS,
+        PROTOCOL_MODULE,
+        RANKER_DEPENDENT,
+        LEXICAL_TESTS,
+        PROFILE_FLAGS,
+        PROFILE_TESTS,
+        PROFILE_MODULES,
+    )
     h = hashlib.sha256(_digest(files).encode())
     h.update(repr((*choices, DRIVER_TEST_SECONDS)).encode())
     return h.hexdigest()[:12]
@@ -482,7 +500,8 @@ def verified_now(name: str, mutation: str, verified: dict[str, Any], prints: Fin
 class DriverJob:
     name: str
     tests: tuple[str, ...]
-    ranker: str | None
+    #: Options of the driver command (a ranker, profiles turned on).
+    flags: tuple[str, ...]
     #: In-process seconds of ``tests`` (the protocol checks not counted: they skip in process).
     seconds: float
 
@@ -507,10 +526,14 @@ def driver_jobs(names: Sequence[str], stats: dict[str, Any]) -> list[DriverJob]:
             took += durations.get(test, 0.0)
         protocol = PROTOCOL_TESTS if owner_of(name)[0] == PROTOCOL_MODULE else ()
         if protocol or tests:
-            jobs.append(DriverJob(name, (*protocol, *tests), None, took))
+            jobs.append(DriverJob(name, (*protocol, *tests), (), took))
         if any(fnmatch.fnmatchcase(name, pattern) for pattern in RANKER_DEPENDENT):
             lexical = sum(d for t, d in durations.items() if t.startswith(LEXICAL_TESTS))
-            jobs.append(DriverJob(name, LEXICAL_TESTS, "bm25", lexical))
+            jobs.append(DriverJob(name, LEXICAL_TESTS, ("--ranker", "bm25"), lexical))
+        if owner_of(name)[0] in PROFILE_MODULES:
+            # Their in-process seconds say nothing (they skip there): the budget adds the
+            # time a clean run of them took.
+            jobs.append(DriverJob(name, PROFILE_TESTS, PROFILE_FLAGS, 0.0))
     return jobs
 
 
@@ -537,14 +560,21 @@ def run_driver(jobs: int, survivors: list[str], prints: Fingerprints) -> None:
         return
     trees = [_copy_tree(MUTANTS / "extra" / f"driver-{i}") for i in range(jobs)]
     started = time.monotonic()
-    clean = _start_driver(trees[0], PROTOCOL_TESTS, mutant=None, ranker=None)
+    clean = _start_driver(trees[0], PROTOCOL_TESTS, mutant=None, flags=())
     if clean.wait() != 0:
         sys.exit(f"the protocol checks do not pass through an unmutated driver ({trees[0]})")
     protocol_seconds = time.monotonic() - started
     say(f"the protocol checks took {protocol_seconds:.0f} s through an unmutated driver")
+    started = time.monotonic()
+    clean = _start_driver(trees[0], PROFILE_TESTS, mutant=None, flags=PROFILE_FLAGS)
+    if clean.wait() != 0:
+        sys.exit(f"the profiles' checks do not pass through an unmutated driver with them on ({trees[0]})")
+    profile_seconds = time.monotonic() - started
+    say(f"the profiles' checks took {profile_seconds:.0f} s through an unmutated driver")
 
     def budget(job: DriverJob) -> float:
         expected = job.seconds + (protocol_seconds if PROTOCOL_TESTS[0] in job.tests else 0.0)
+        expected += profile_seconds if job.flags == PROFILE_FLAGS else 0.0
         return DRIVER_SLACK * expected + 60.0
 
     outcome: dict[str, str] = {}
@@ -554,8 +584,8 @@ def run_driver(jobs: int, survivors: list[str], prints: Fingerprints) -> None:
         extra = extras.get(job.name)
         if extra is not None:
             (trees[slot] / extra.path).write_text(extra.source)
-            return _start_driver(trees[slot], job.tests, mutant=None, ranker=job.ranker)
-        return _start_driver(MUTANTS, job.tests, mutant=job.name, ranker=job.ranker)
+            return _start_driver(trees[slot], job.tests, mutant=None, flags=job.flags)
+        return _start_driver(MUTANTS, job.tests, mutant=job.name, flags=job.flags)
 
     def finish(slot: int, job: DriverJob, status: str, elapsed: float) -> None:
         extra = extras.get(job.name)
@@ -593,7 +623,7 @@ def run_driver(jobs: int, survivors: list[str], prints: Fingerprints) -> None:
 
 
 def _start_driver(
-    cwd: Path, tests: Sequence[str], *, mutant: str | None, ranker: str | None
+    cwd: Path, tests: Sequence[str], *, mutant: str | None, flags: Sequence[str]
 ) -> subprocess.Popen[bytes]:
     env = os.environ | {"PYTHONPATH": str(cwd)}
     env.pop("MUTANT_UNDER_TEST", None)
@@ -601,7 +631,7 @@ def _start_driver(
         # mutmut's trampolines read the mutant from the environment at every call, so the
         # driver process the suite starts runs the same mutant.
         env["MUTANT_UNDER_TEST"] = mutant
-    driver = f"{shlex.quote(sys.executable)} -m reference_impl.driver" + (f" --ranker {ranker}" if ranker else "")
+    driver = shlex.join([sys.executable, "-m", "reference_impl.driver", *flags])
     cmd = [
         sys.executable, "-m", "pytest", "--rootdir=.", "-x", "-q", "-p", "no:cacheprovider",
         *DRIVER_ARGS, "--sut-cmd", driver, *tests,
@@ -925,7 +955,11 @@ def _method() -> list[str]:
         "  in process), so that what only the wire shows (invalid params, parse errors, reply",
         "  schemas, the stdio shell's defaults) is judged by a check, not by a verdict. Mutants of",
         "  the driver's profile claims also run with `--ranker bm25` against the lexical profile's",
-        "  checks: a driver that claims `lexical` for another ranker fails them. A driver run far",
+        "  checks: a driver that claims `lexical` for another ranker fails them. The in-process",
+        "  reference runs neither optional profile, so the survivors of `_toolset.py`,",
+        "  `_connections.py` and `driver/_session.py`, which hold their code, also run through a",
+        "  driver with both on (`--eviction lru --refresh`) against their checks",
+        "  (`test_eviction.py`, `test_refresh.py`). A driver run far",
         "  slower than expected is stopped and left for `--resume` (a mutant that hangs the driver",
         "  fails the suite's own per-request time-out instead, and is killed).",
         "- A verdict of equivalence holds for what it was judged against. The script fingerprints",
