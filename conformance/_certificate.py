@@ -664,10 +664,8 @@ def _judge(
     ran = [r for r in rows if r["status"] in ("pass", "fail", "expected-fail", "inconclusive")]
     if not ran:
         return "error", ["no clause was tested in this run"]
-    not_selected = [r["clause"] for r in rows if r["status"] == "not-run"]
-    if not_selected:
-        why.append(f"partial run: {len(not_selected)} clause(s) of the profiles under test were not selected")
-        return "partial", why
+    # A subset is judged like a whole: "partial" says the clauses it ran passed, so a MUST
+    # clause it left unestablished makes it incomplete first.
     inconclusive = [r["clause"] for r in rows if r["status"] == "inconclusive" and r["level"] == "MUST"]
     baseline = any(r["status"] == "expected-fail" for r in rows)
     if inconclusive and baseline and run.mode == "regression" and not warnings:
@@ -675,6 +673,10 @@ def _judge(
         why.append(f"MUST clauses not established behind the listed failures: {', '.join(inconclusive)}")
     elif inconclusive:
         return "incomplete", [*why, f"MUST clauses not established: {', '.join(inconclusive)}"]
+    not_selected = [r["clause"] for r in rows if r["status"] == "not-run"]
+    if not_selected:
+        why.append(f"partial run: {len(not_selected)} clause(s) of the profiles under test were not selected")
+        return "partial", why
     pending = [r["clause"] for r in rows if r["status"] == "untested" and str(r["reason"]).startswith("pending")]
     if pending:
         return "incomplete", [

@@ -161,6 +161,18 @@ def test_a_subset_that_passes_is_a_partial_run(tmp_path: Path) -> None:
     assert statuses(cert)["A-2"] == "not-run"
 
 
+def test_a_subset_that_leaves_a_must_clause_inconclusive_is_incomplete_not_partial(tmp_path: Path) -> None:
+    waiting = record(
+        "test_one", ["A-1"], "inconclusive", message="inconclusive: L-1.1 broke first", inconclusive_because="L-1.1"
+    )
+
+    cert = certificate(tmp_path, [waiting])
+
+    assert statuses(cert)["A-2"] == "not-run"
+    assert (cert["verdict"], cert["exit_code"]) == ("incomplete", 2)
+    assert cert["why"] == ["MUST clauses not established: A-1"]
+
+
 def test_a_clause_whose_only_test_failed_elsewhere_is_inconclusive_naming_where(tmp_path: Path) -> None:
     failing = record("test_one", ["A-1", "A-2"], "finding", findings=[finding(["A-2.1"])])
 
