@@ -383,6 +383,23 @@ def _digest(paths: Sequence[Path]) -> str:
     return h.hexdigest()[:12]
 
 
+#: Modules of ``conformance`` that only ``mcp-conformance certify`` runs, around pytest: the
+#: suite's pytest never imports them, so a change to them cannot change what a mutant's run
+#: decides, and leaves the verdicts standing. (tests/scripts/test_mutation.py checks that
+#: the plugin and the suite import none of them.)
+CERTIFY_ONLY = (
+    "_baseline.py",
+    "_certificate.py",
+    "_cli.py",
+    "_junit.py",
+    "_manifest.py",
+    "_progress.py",
+    "_reaper.py",
+    "_render.py",
+    "_runner.py",
+)
+
+
 def suite_digest() -> str:
     """The killer: everything in ``conformance`` that runs or is read during a run, and how
     this script chooses what runs (a driver run given more tests may kill more)."""
@@ -390,7 +407,10 @@ def suite_digest() -> str:
     files = [
         p
         for p in package.rglob("*")
-        if p.is_file() and p.suffix in {".py", ".json", ".ini"} and "__pycache__" not in p.parts
+        if p.is_file()
+        and p.suffix in {".py", ".json", ".ini"}
+        and "__pycache__" not in p.parts
+        and not (p.parent == package and p.name in CERTIFY_ONLY)
     ]
     choices = (
         SUITE_ARGS,
@@ -963,7 +983,8 @@ def _method() -> list[str]:
         "  slower than expected is stopped and left for `--resume` (a mutant that hangs the driver",
         "  fails the suite's own per-request time-out instead, and is killed).",
         "- A verdict of equivalence holds for what it was judged against. The script fingerprints",
-        "  the suite (everything in `conformance/` that runs or is read), SPEC.md with PROTOCOL.md,",
+        "  the suite (everything in `conformance/` that runs or is read; not the modules only",
+        "  `certify` runs around pytest, such as the certificate's), SPEC.md with PROTOCOL.md,",
         "  and the mutated function's source; a survivor judged equivalent counts as re-verified",
         "  when it survived, in process and through the driver, against today's three, and its",
         "  mutation is the one the verdict was written for. `--resume` runs every other one again.",

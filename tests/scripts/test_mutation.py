@@ -1,0 +1,42 @@
+"""scripts/mutation: what its fingerprint of the suite may leave out."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scripts.mutation import CERTIFY_ONLY
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Collect the shipped suite with the plugin, as a mutant's run does, and name every module
+# of the package that got imported.
+PROBE = """
+import sys, pytest
+
+class Loaded:
+    def pytest_sessionfinish(self):
+        print("LOADED", *sorted(m for m in sys.modules if m.split(".")[0] == "conformance"))
+
+pytest.main(["-p", "conformance.plugin", "-c", "conformance/suite/pytest.ini", "--sut", "reference",
+             "--collect-only", "-q", "-p", "no:cacheprovider", "conformance/suite"], plugins=[Loaded()])
+"""
+
+
+def test_the_modules_the_fingerprint_leaves_out_exist() -> None:
+    assert all((ROOT / "conformance" / name).is_file() for name in CERTIFY_ONLY)
+
+
+@pytest.mark.e2e
+def test_the_suite_imports_none_of_the_modules_the_fingerprint_leaves_out() -> None:
+    """A verdict survives a change to these only while a mutant's run never meets them."""
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE], cwd=ROOT, capture_output=True, text=True, check=True, timeout=120
+    ).stdout
+    loaded = next(line.split()[1:] for line in out.splitlines() if line.startswith("LOADED"))
+
+    assert "conformance.suite._wire" in loaded  # the probe saw the suite
+    assert not {f"conformance.{name.removesuffix('.py')}" for name in CERTIFY_ONLY} & set(loaded)
