@@ -135,7 +135,6 @@ class PropertyGuard:
         self._because: Inconclusive | None = None
         self._unchecked: list[Inconclusive] = []
         self._first_failure: float | None = None
-        self._last_step: float | None = None
         self.stats = PropertyStats(
             max_examples=max_examples,
             examples=0,
@@ -239,8 +238,3 @@ class PropertyGuard:
     def _key(self, kwargs: dict[str, Any]) -> str:
         drawn = {name: value for name, value in kwargs.items() if name not in self._fixtures}
         return json.dumps(jsonable(drawn), sort_keys=True, ensure_ascii=False)
-
-
-def stats_of(guard: object) -> PropertyStats | None:
-    """The stats of a guard, or None for anything else."""
-    return guard.stats if isinstance(guard, PropertyGuard) else None
