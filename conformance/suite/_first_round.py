@@ -21,6 +21,7 @@ from conformance._sut import Run, Sut
 from conformance._wire_types import Definition, OpenParams
 from conformance.suite._explore import plan
 from conformance.suite._fleets import Fleets
+from conformance.suite._preconditions import read_only_applied
 from conformance.suite._predictions import FirstRound
 from conformance.suite._strategies import FleetAndPolicies
 from conformance.suite._wire import base_tools, fail, names, open_params, refusal_or, run
@@ -128,7 +129,13 @@ def open_first_round(
                 break
             case["policies"] = model.without_excluded_pins(served.policies)
             servers = served.with_policies(case["policies"])
-        return Opened(model, served.tools, names(base), got, case, after, served.ledger().calls())
+        opened = Opened(model, served.tools, names(base), got, case, after, served.ledger().calls())
+    if isinstance(got, OutcomeError) and model.error is None:
+        # A refusal the oracle does not expect, soon a finding on the check's sentences. How
+        # many tools a run requires follows from which tools each policy admits: when read-only
+        # handling lets more in than it should, that is what broke first (POL-5.1).
+        read_only_applied(sut, fleets, spec, policies)
+    return opened
 
 
 async def _open_then(

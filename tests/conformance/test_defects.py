@@ -100,6 +100,18 @@ def test_checks_that_look_tools_up_by_name_are_inconclusive_on_a_host_that_names
     assert inconclusive and all(row["inconclusive_because"] == ["CAT-3"] for row in inconclusive), inconclusive
 
 
+@pytest.mark.e2e
+def test_a_run_refused_because_read_only_let_writes_in_is_not_blamed_on_the_budget(tmp_path: Path) -> None:
+    """Treating harmless writes as read-only makes more tools required, and the run is
+    refused as too large: read-only handling broke first, not the first request's budget."""
+    code, cert, output = certify(defect_cmd("harmless_writes_are_read_only"), ["BUD-1"], tmp_path)
+
+    assert not cert["errors"] and not cert["failures"], output
+    assert (code, cert["verdict"]) == (2, "incomplete"), output
+    row = next(r for r in cert["clauses"] if r["clause"] == "BUD-1")
+    assert (row["status"], row["inconclusive_because"]) == ("inconclusive", ["POL-5"]), row
+
+
 # The test command certifies the reference driver on the whole suite already; this run
 # repeats it on the defects' clauses, in the shape the defect runs use.
 @pytest.mark.e2e
