@@ -141,10 +141,11 @@ def policy_applied(
     active: Iterable[str],
 ) -> None:
     """Go on only when every active MCP tool is one its server's policy admits (POL-1.1),
-    and name read-only handling (POL-5.1) when that is what let a tool in.
+    naming the rule that should have kept it out: the deny list (POL-2), the allowlist
+    (POL-3), ``auto``'s allowed tools (POL-4), read-only handling (POL-5.1).
 
     Raises:
-        Inconclusive: naming POL-5.1 or POL-1.1.
+        Inconclusive: naming the clause that broke first.
     """
     cat = catalog(tools_of(spec))
     for name in active:
@@ -154,11 +155,12 @@ def policy_applied(
         if tool["name"] in model.servers[sid].eligible:
             continue
         policy = policies.get(sid, {})
-        if exclusion_clause(policy, tool) == "POL-5":
+        excluded_by = exclusion_clause(policy, tool)
+        if excluded_by == "POL-5":
             server = next(s for s in spec.servers if s.id == sid)
             read_only_applied(sut, fleets, FleetSpec(servers=(server,)), {sid: policy})
         precondition(
-            "POL-1.1",
+            "POL-1.1" if excluded_by in ("POL-1", "POL-5") else excluded_by,
             False,
             f"{name} is active although the policy of {sid} does not admit it",
             observed={"tool": name, "policy": dict(policy), "annotations": tool.get("annotations")},

@@ -15,7 +15,7 @@ from conformance._wire_types import Definition, ServerConfig, ToolPolicy
 from conformance.suite._explore import plan
 from conformance.suite._first_round import Opened, open_first_round, with_examples
 from conformance.suite._fleets import Fleets, tools_of
-from conformance.suite._preconditions import admitted, first_round_capped, read_only_applied
+from conformance.suite._preconditions import admitted, first_round_capped, policy_applied, read_only_applied
 from conformance.suite._predictions import DEFAULT_MAX_ACTIVE, ServerModel, read_only
 from conformance.suite._strategies import FleetAndPolicies, examples, fleets_with_policies, opening
 from conformance.suite._wire import (
@@ -369,6 +369,11 @@ def test_required_tools_are_the_eligible_pinned_ones_and_every_eligible_one_outs
     wrong = sorted(set(active) & set(m.pinned_not_eligible))
     if missing or wrong or (m.mode != "auto" and active != sorted(m.required)):
         read_only_applied(sut, fleets, *fleet)
+        # An active tool the policy excludes otherwise than as a pin (a deny list or an
+        # allowlist misread) makes more tools required: that rule broke first. Excluded pins
+        # are this check's own subject.
+        others = [f"s0__{n}" for n in active if n not in m.pinned_not_eligible]
+        policy_applied(sut, fleets, *fleet, opened.model, others)
         raise fail(
             (sentence, "POL-6.2") if missing else (sentence,),
             "the first round does not hold exactly the required tools it must"

@@ -112,6 +112,20 @@ def test_a_run_refused_because_read_only_let_writes_in_is_not_blamed_on_the_budg
     assert (row["status"], row["inconclusive_because"]) == ("inconclusive", ["POL-5"]), row
 
 
+@pytest.mark.e2e
+def test_an_allowlist_misread_is_not_blamed_on_the_required_tools(tmp_path: Path) -> None:
+    """Matching allowlist entries as prefixes admits more tools, which ``all`` mode then
+    requires: the allowlist (POL-3) broke first, not the sentences on required tools."""
+    code, cert, output = certify(defect_cmd("allowlist_matches_prefixes"), ["POL-3", "POL-6", "POL-7"], tmp_path)
+
+    assert code == 1 and not cert["errors"], output
+    assert {c for f in cert["failures"] for c in f["clauses"]} <= {"POL-1", "POL-3"}, output
+    assert {r["clause"]: r["status"] for r in cert["clauses"] if r["clause"] in ("POL-6", "POL-7")} == {
+        "POL-6": "pass",
+        "POL-7": "pass",
+    }
+
+
 # The test command certifies the reference driver on the whole suite already; this run
 # repeats it on the defects' clauses, in the shape the defect runs use.
 @pytest.mark.e2e
