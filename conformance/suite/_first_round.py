@@ -21,7 +21,7 @@ from conformance._sut import Run, Sut
 from conformance._wire_types import Definition, OpenParams
 from conformance.suite._explore import plan
 from conformance.suite._fleets import Fleets
-from conformance.suite._preconditions import read_only_applied
+from conformance.suite._preconditions import excluded_pins_not_required, read_only_applied
 from conformance.suite._predictions import FirstRound
 from conformance.suite._strategies import FleetAndPolicies
 from conformance.suite._wire import base_tools, fail, names, open_params, refusal_or, run
@@ -95,12 +95,17 @@ def open_first_round(
     *,
     must_open: bool = True,
     then: Then | None = None,
+    blame_excluded_pins: bool = True,
 ) -> Opened:
     """Open a run over ``fleet`` with ``base_count`` base tools and read its first definitions,
     then run ``then`` on the open run.
 
     A run refused for a pinned tool its policy excludes, which POL-7 allows (ID-9), is
-    opened again without those pins, to the same first round.
+    opened again without those pins, to the same first round. Any other refusal the oracle
+    does not expect is first checked against what decides how many tools are required: if
+    the run opens without the pins its policies exclude, the check is inconclusive naming
+    POL-7.1 (unless ``blame_excluded_pins`` is false: a check of pins and denial, for which
+    that refusal is its own finding), and read-only handling must hold (POL-5.1).
 
     Raises:
         ConformanceError: ``must_open`` (the default) and the oracle refuses the run: the
@@ -129,11 +134,16 @@ def open_first_round(
                 break
             case["policies"] = model.without_excluded_pins(served.policies)
             servers = served.with_policies(case["policies"])
+        unexpected = isinstance(got, OutcomeError) and model.error is None
+        if unexpected and blame_excluded_pins:
+            # A refusal the oracle does not expect, soon a finding on the check's sentences.
+            # How many tools a run requires follows from which pins count: when a host counts
+            # the ones its policies exclude, that is what broke first (POL-7.1).
+            excluded_pins_not_required(sut, served, model, base)
         opened = Opened(model, served.tools, names(base), got, case, after, served.ledger().calls())
-    if isinstance(got, OutcomeError) and model.error is None:
-        # A refusal the oracle does not expect, soon a finding on the check's sentences. How
-        # many tools a run requires follows from which tools each policy admits: when read-only
-        # handling lets more in than it should, that is what broke first (POL-5.1).
+    if unexpected:
+        # And from which tools each policy admits: read-only handling that lets writes in
+        # makes more tools required (POL-5.1).
         read_only_applied(sut, fleets, spec, policies)
     return opened
 

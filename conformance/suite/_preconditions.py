@@ -17,18 +17,19 @@ anything to check.
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping, Sequence
 from typing import NoReturn
 
 from conformance import CLAUSES, Inconclusive, OutcomeError, Sut, UnknownClause
-from conformance._wire_types import ToolPolicy
-from conformance.suite._fleets import Fleets, tools_of
+from conformance._wire_types import Definition, ToolPolicy
+from conformance.suite._fleets import Fleet, Fleets, tools_of
 from conformance.suite._predictions import FIRST_ROUND_SERVER_CAP, MAX_LIMIT, FirstRound, Tools, read_only
 from conformance.suite._wire import catalog, mcp_definitions, names, open_params, refusal_or, run
 from mock_servers import FleetSpec, ListedTool, ServerSpec, generate_tools
 
 __all__ = [
     "admitted",
+    "excluded_pins_not_required",
     "exclusion_clause",
     "first_round_capped",
     "named_activation_is_due",
@@ -165,6 +166,27 @@ def policy_applied(
             f"{name} is active although the policy of {sid} does not admit it",
             observed={"tool": name, "policy": dict(policy), "annotations": tool.get("annotations")},
         )
+
+
+def excluded_pins_not_required(sut: Sut, served: Fleet, model: FirstRound, base: Sequence[Definition] = ()) -> None:
+    """Go on only when the pins the policies exclude are not what got a run refused (POL-7.1):
+    a host that counts them as required refuses runs that fit, and the run opens once they
+    are left out. Call it on a refusal the oracle does not expect.
+
+    Raises:
+        Inconclusive: naming POL-7.1.
+    """
+    pins = {sid: m.excluded_pins for sid, m in model.servers.items() if m.excluded_pins}
+    if not pins:
+        return
+    servers = served.with_policies(model.without_excluded_pins(served.policies))
+    control = run(refusal_or(sut, open_params(servers, base)))
+    precondition(
+        "POL-7.1",
+        isinstance(control, OutcomeError),
+        "the run was refused, and opens once the pins its policies exclude are left out: they were counted as required",
+        observed={"excluded pins": pins},
+    )
 
 
 def first_round_capped(model: FirstRound, tools: Tools, active: Iterable[str]) -> None:

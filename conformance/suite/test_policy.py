@@ -191,7 +191,7 @@ def test_only_eligible_tools_are_active(sut: Sut, fleets: Fleets, fleet: FleetAn
     async def call_them(r: Run, defs: list[Definition]) -> dict[str, Any]:
         return {q: await r.call(q, example_arguments(t)) for q, t in ineligible.items()}
 
-    opened = open_first_round(sut, fleets, fleet, base_count, then=call_them)
+    opened = open_first_round(sut, fleets, fleet, base_count, then=call_them, blame_excluded_pins=False)
     if isinstance(opened.got, OutcomeError):
         read_only_applied(sut, fleets, *fleet)  # admitting writes makes more tools required
     defs = opened.definitions(("POL-1.1",))
@@ -276,7 +276,7 @@ TIGHT: list[tuple[FleetAndPolicies, int]] = [
 def test_required_tools_are_all_active_or_the_run_is_a_selection_error(
     sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int
 ) -> None:
-    opened = open_first_round(sut, fleets, fleet, base_count, must_open=False)
+    opened = open_first_round(sut, fleets, fleet, base_count, must_open=False, blame_excluded_pins=False)
     if opened.model.error is not None:
         finding = opened.refusal()
         if finding is not None:
@@ -360,7 +360,7 @@ def test_required_tools_are_the_eligible_pinned_ones_and_every_eligible_one_outs
     async def call_them(r: Run, defs: list[Definition]) -> dict[str, Any]:
         return {t["name"]: await r.call(f"s0__{t['name']}", example_arguments(t)) for t in outside}
 
-    opened = open_first_round(sut, fleets, fleet, 0, then=call_them)
+    opened = open_first_round(sut, fleets, fleet, 0, then=call_them, blame_excluded_pins=False)
     if isinstance(opened.got, OutcomeError):
         read_only_applied(sut, fleets, *fleet)  # admitting writes makes more tools required
     shown = names(mcp_definitions(opened.definitions((sentence,)), []))

@@ -18,7 +18,12 @@ from conformance.suite._explore import STEPS, Steps, Trace, explore, saturating_
 from conformance.suite._first_round import open_first_round, with_examples
 from conformance.suite._fleets import Fleets, tools_of
 from conformance.suite._named import ask_for, plain_server
-from conformance.suite._preconditions import first_round_capped, policy_applied, read_only_applied
+from conformance.suite._preconditions import (
+    excluded_pins_not_required,
+    first_round_capped,
+    policy_applied,
+    read_only_applied,
+)
 from conformance.suite._predictions import first_round
 from conformance.suite._strategies import FleetAndPolicies, examples, fleets_with_policies, opening
 from conformance.suite._vectors import Diagnosis
@@ -341,8 +346,10 @@ def test_required_tools_are_checked_against_max_active_tools_when_the_run_opens(
         case = served.describe()
         got = run(refusal_or(sut, open_params(served.servers)))
         model = first_round(served.tools, served.policies, 0)
-    if isinstance(got, OutcomeError) and model.refused_for_a_pin(got.kind, got.message):
-        return  # the other reading of POL-7 (ID-9): refused for the pin its policy excludes
+        if isinstance(got, OutcomeError) and model.refused_for_a_pin(got.kind, got.message):
+            return  # the other reading of POL-7 (ID-9): refused for the pin its policy excludes
+        if must_open and isinstance(got, OutcomeError):
+            excluded_pins_not_required(sut, served, model)
     if must_open and isinstance(got, OutcomeError):
         raise fail(("SEL-3.2",), "required tools within maxActiveTools were refused", observed=str(got), case=case)
     if not must_open and not (isinstance(got, OutcomeError) and got.kind == "selection_error"):

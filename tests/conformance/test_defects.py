@@ -126,6 +126,18 @@ def test_an_allowlist_misread_is_not_blamed_on_the_required_tools(tmp_path: Path
     }
 
 
+@pytest.mark.e2e
+def test_a_denied_pin_counted_as_required_is_blamed_on_denial_and_pins_only(tmp_path: Path) -> None:
+    """A host that lets a pin beat its denial requires more tools and refuses runs that fit:
+    denial and pins broke (POL-2, POL-7), not the first round's caps or budget."""
+    clauses = ["POL-2", "POL-7", "SEL-2", "SEL-3", "BUD-1"]
+    code, cert, output = certify(defect_cmd("pinned_beats_deny"), clauses, tmp_path)
+
+    assert code == 1 and not cert["errors"], output
+    assert {c for f in cert["failures"] for c in f["clauses"]} <= {"POL-1", "POL-2", "POL-7"}, output
+    assert {"POL-2", "POL-7"} <= {c for f in cert["failures"] for c in f["clauses"]}, output
+
+
 # The test command certifies the reference driver on the whole suite already; this run
 # repeats it on the defects' clauses, in the shape the defect runs use.
 @pytest.mark.e2e
