@@ -100,7 +100,11 @@ def test_checks_that_look_tools_up_by_name_are_inconclusive_on_a_host_that_names
     assert inconclusive and all(row["inconclusive_because"] == ["CAT-3"] for row in inconclusive), inconclusive
 
 
+# Attribution: a defect of one rule that changes how many tools a run requires is blamed on
+# that rule, not on the caps or the budget the refused run then seems to break. Like the
+# defects outside the sample, these run with --full.
 @pytest.mark.e2e
+@pytest.mark.slow
 def test_a_run_refused_because_read_only_let_writes_in_is_not_blamed_on_the_budget(tmp_path: Path) -> None:
     """Treating harmless writes as read-only makes more tools required, and the run is
     refused as too large: read-only handling broke first, not the first request's budget."""
@@ -113,6 +117,7 @@ def test_a_run_refused_because_read_only_let_writes_in_is_not_blamed_on_the_budg
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 def test_an_allowlist_misread_is_not_blamed_on_the_required_tools(tmp_path: Path) -> None:
     """Matching allowlist entries as prefixes admits more tools, which ``all`` mode then
     requires: the allowlist (POL-3) broke first, not the sentences on required tools."""
@@ -127,6 +132,7 @@ def test_an_allowlist_misread_is_not_blamed_on_the_required_tools(tmp_path: Path
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 def test_a_denied_pin_counted_as_required_is_blamed_on_denial_and_pins_only(tmp_path: Path) -> None:
     """A host that lets a pin beat its denial requires more tools and refuses runs that fit:
     denial and pins broke (POL-2, POL-7), not the first round's caps or budget."""
