@@ -671,25 +671,33 @@ def _pool(
 ) -> None:
     """Run ``pending`` items ``jobs`` at a time: ``start(slot, item)`` gives the process,
     ``finish(slot, item, status, seconds)`` is told how it ended (a process past
-    ``budget(item)`` seconds is killed and counts as timed out)."""
-    while pending or running:
-        while pending and len(running) < jobs:
-            slot = next(i for i in range(jobs) if i not in running)
-            item = pending.pop(0)
-            running[slot] = (item, start(slot, item), time.monotonic())
-        time.sleep(0.5)
-        for slot, (item, proc, started) in list(running.items()):
-            elapsed = time.monotonic() - started
-            if proc.poll() is None and elapsed < budget(item):
-                continue
-            if proc.poll() is None:
+    ``budget(item)`` seconds is killed and counts as timed out). Stopped itself (Ctrl-C,
+    SIGTERM), it stops what it started: each process leads a session of its own."""
+    try:
+        while pending or running:
+            while pending and len(running) < jobs:
+                slot = next(i for i in range(jobs) if i not in running)
+                item = pending.pop(0)
+                running[slot] = (item, start(slot, item), time.monotonic())
+            time.sleep(0.5)
+            for slot, (item, proc, started) in list(running.items()):
+                elapsed = time.monotonic() - started
+                if proc.poll() is None and elapsed < budget(item):
+                    continue
+                if proc.poll() is None:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
+                    status = TIMEOUT
+                else:
+                    status = SURVIVED if proc.returncode == 0 else KILLED
+                del running[slot]
+                finish(slot, item, status, elapsed)
+    except BaseException:
+        for _item, proc, _started in running.values():
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-                status = TIMEOUT
-            else:
-                status = SURVIVED if proc.returncode == 0 else KILLED
-            del running[slot]
-            finish(slot, item, status, elapsed)
+            proc.wait()
+        raise
 
 
 # --- the report ----------------------------------------------------------------------
@@ -1009,10 +1017,17 @@ def say(message: str) -> None:
     sys.stdout.flush()
 
 
+def _exit_on_signal(signum: int, frame: object) -> None:
+    # An exception, unlike the default action, lets the cleanup of what this run started run.
+    sys.exit(128 + signum)
+
+
 def main() -> None:
     if sys.argv[1:2] == ["--as-mutmut"]:
         mutmut_main(sys.argv[2:])
         return
+    signal.signal(signal.SIGTERM, _exit_on_signal)
+    signal.signal(signal.SIGHUP, _exit_on_signal)
     parser = argparse.ArgumentParser(prog="scripts/mutation", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--jobs", type=int, default=2, help="mutants run at once (default 2)")
     parser.add_argument(

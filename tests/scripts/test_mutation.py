@@ -6,24 +6,25 @@ import importlib.util
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _certify_only() -> tuple[str, ...]:
+def _load() -> ModuleType:
     # By path: mypy checks scripts/mutation.py as a module of its own, not as scripts.mutation.
     spec = importlib.util.spec_from_file_location("mutation_script", ROOT / "scripts" / "mutation.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up there
     spec.loader.exec_module(module)
-    names: tuple[str, ...] = module.CERTIFY_ONLY
-    return names
+    return module
 
 
-CERTIFY_ONLY = _certify_only()
+MUTATION = _load()
+CERTIFY_ONLY: tuple[str, ...] = MUTATION.CERTIFY_ONLY
 
 # Collect the shipped suite with the plugin, as a mutant's run does, and name every module
 # of the package that got imported.
@@ -53,3 +54,22 @@ def test_the_suite_imports_none_of_the_modules_the_fingerprint_leaves_out() -> N
 
     assert "conformance.suite._wire" in loaded  # the probe saw the suite
     assert not {f"conformance.{name.removesuffix('.py')}" for name in CERTIFY_ONLY} & set(loaded)
+
+
+@pytest.mark.e2e
+def test_a_pool_stopped_midway_kills_the_processes_it_started() -> None:
+    """Each driver run leads a session of its own: stopping the script must not orphan them."""
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start(slot: int, item: int) -> subprocess.Popen[bytes]:
+        started.append(subprocess.Popen(["sleep", "60"], start_new_session=True))
+        return started[-1]
+
+    def budget(item: int) -> float:
+        raise KeyboardInterrupt  # as Ctrl-C would, once both runs are under way
+
+    with pytest.raises(KeyboardInterrupt):
+        MUTATION._pool([1, 2], {}, 2, start, lambda *args: None, budget)
+
+    assert len(started) == 2
+    assert all(proc.poll() is not None for proc in started)
