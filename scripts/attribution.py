@@ -184,7 +184,10 @@ def report(results: Mapping[str, Measured]) -> str:
             + ", ".join(f"`{n}` ({results[n].thoroughness})" for n in quick)
             + "."
         )
-    if unmeasured:
+    if len(unmeasured) > 20:
+        # A sample: the names of the rest would drown the findings (``--resume`` measures them).
+        lines.append(f"Not measured yet: {len(unmeasured)} (`scripts/attribution.py --resume` measures them).")
+    elif unmeasured:
         lines.append(f"Not measured yet: {', '.join(f'`{n}`' for n in unmeasured)}.")
     lines += [
         "",
