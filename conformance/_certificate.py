@@ -468,6 +468,7 @@ def build_certificate(
             failing_by_clause.setdefault(cid, []).append(entry)
 
     rows: list[ClauseRow] = []
+    unrun = _unrun_reason(run)
     for cid, clause in spec.items():
         status, reason = _row_status(
             cid,
@@ -477,7 +478,7 @@ def build_certificate(
             under_test=under_test,
             reasons=reasons,
             gaps=gaps,
-            unrun=_unrun_reason(run),
+            unrun=unrun,
         )
         rows.append(
             ClauseRow(

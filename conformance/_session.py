@@ -473,8 +473,9 @@ def _portable(report: pytest.TestReport) -> None:
     a message: pytest-xdist cannot send such a report, and stops the whole session instead."""
     if report.longrepr is not None:
         text = report.longreprtext
-        if escape_surrogates(text) != text:
-            report.longrepr = escape_surrogates(text)
+        escaped = escape_surrogates(text)
+        if escaped != text:
+            report.longrepr = escaped
     report.sections = [(title, escape_surrogates(content)) for title, content in report.sections]
 
 
