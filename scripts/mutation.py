@@ -401,14 +401,16 @@ CERTIFY_ONLY = (
 
 
 def suite_digest() -> str:
-    """The killer: everything in ``conformance`` that runs or is read during a run, and how
-    this script chooses what runs (a driver run given more tests may kill more)."""
+    """The killer: everything in ``conformance`` that runs or is read during a run, the
+    fleets it runs on (``mock_servers``: a fault or a listing served differently may kill a
+    mutant), and how this script chooses what runs (a driver run given more tests may kill
+    more)."""
     package = ROOT / "conformance"
     files = [
         p
-        for p in package.rglob("*")
+        for p in (*package.rglob("*"), *(ROOT / "mock_servers").rglob("*"))
         if p.is_file()
-        and p.suffix in {".py", ".json", ".ini"}
+        and p.suffix in {".py", ".json", ".ini", ".toml"}
         and "__pycache__" not in p.parts
         and not (p.parent == package and p.name in CERTIFY_ONLY)
     ]
