@@ -280,6 +280,8 @@ def _guard(state: SutSession, item: pytest.Item) -> None:
 def pytest_runtest_setup(item: pytest.Item) -> None:
     state = _session(item.config)
     state.event(item.config, "start", item.nodeid)
+    if state.front is not None:
+        state.front.cited = frozenset(sentences_of(item))
     reason = state.not_run()
     if reason is not None and not state.announced_broken and state.broken() is not None:
         state.announced_broken = True

@@ -20,7 +20,15 @@ from typing import Any, Final, Protocol, TypeVar, cast, runtime_checkable
 
 import anyio
 
-from conformance._errors import OUTCOME_KINDS, Nonconformance, OutcomeError, OutcomeKind, SutBroken, SutMisbehaved
+from conformance._errors import (
+    OUTCOME_KINDS,
+    Inconclusive,
+    Nonconformance,
+    OutcomeError,
+    OutcomeKind,
+    SutBroken,
+    SutMisbehaved,
+)
 from conformance._protocol import reply_problem
 from conformance._wire_types import Definition, InitializeResult, Notice, OpenParams, ToolResult
 
@@ -30,6 +38,15 @@ _T = TypeVar("_T")
 
 #: The methods an adapter must have, in the order of the protocol.
 ADAPTER_METHODS: Final = ("initialize", "open_run", "definitions", "call", "request", "close_run", "aclose")
+#: The watermarks every definition list keeps to, whatever else a check looks at: a run's
+#: first definitions (BUD-1.1), and any later ones (BUD-2.1); with the clauses whose checks
+#: judge a list past one themselves (those of the budgets, and of what must be refused or
+#: stopped there: a capacity below zero, required tools that do not fit, discovery's room,
+#: eviction at the capacity).
+WATERMARKS: Final = (
+    (96, "BUD-1.1", frozenset({"BUD-1", "BUD-4", "ERR-2"})),
+    (112, "BUD-2.1", frozenset({"BUD-2", "DSC-5", "EVC-1"})),
+)
 
 
 @runtime_checkable
@@ -128,6 +145,10 @@ class Sut:
         self.broken: str | None = None
         self._misbehaved_in_a_row = 0
         self._open: list[Run] = []
+        #: The sentences the check being run cites, set before each test: a watermark that a
+        #: run passes is a finding for the checks citing it, and leaves every other check
+        #: inconclusive (see :meth:`Run.definitions`).
+        self.cited: frozenset[str] = frozenset()
 
     async def initialize(self) -> Implementation:
         """Ask the SUT who it is; the answer is checked and kept in :attr:`implementation`."""
@@ -264,10 +285,26 @@ class Run:
         self.closed = False
 
     async def definitions(self) -> list[Definition]:
-        """``run.definitions``: the tools of the next model request, checked for shape."""
+        """``run.definitions``: the tools of the next model request, checked for shape.
+
+        Raises:
+            Inconclusive: the list passes a watermark (BUD-1.1 for the run's first, BUD-2.1
+                for any later) that the check does not cite. Every oracle of the suite
+                assumes the budgets hold, so a check of another sentence cannot tell what
+                else went wrong; the checks of the budgets report it.
+        """
         __tracebackhide__ = True
+        first = not self.case["steps"]
         answer = await self._step("run.definitions", {}, lambda: self._sut.adapter.definitions(self.id))
-        return self._check_definitions("run.definitions", answer)
+        defs = self._check_definitions("run.definitions", answer)
+        limit, sentence, judges = WATERMARKS[0] if first else WATERMARKS[1]
+        if len(defs) > limit and not any(cited.split(".")[0] in judges for cited in self._sut.cited):
+            raise Inconclusive(
+                sentence,
+                f"the run's {'first ' if first else ''}definitions number {len(defs)}, over {limit}",
+                observed=[d["name"] for d in defs],
+            )
+        return defs
 
     async def call(self, name: str, arguments: Mapping[str, Any] | None = None) -> ToolResult:
         """``run.call``: a tool call through the gate; ``{"content", "isError", "structuredContent"?}``."""

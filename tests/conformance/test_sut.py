@@ -10,6 +10,7 @@ import pytest
 from conformance import (
     Definition,
     Implementation,
+    Inconclusive,
     InitializeResult,
     OpenParams,
     OutcomeError,
@@ -115,6 +116,41 @@ async def test_a_run_answers_checked_values_and_records_every_step(sut: Sut, fak
         ],
     }
     assert fake.closed == ["run-1"]
+
+
+def _tools(count: int) -> list[Definition]:
+    return [{**TOOL, "name": f"t{i}"} for i in range(count)]
+
+
+@pytest.mark.parametrize(
+    ("reads", "count", "sentence"),
+    [(1, 97, "BUD-1.1"), (2, 113, "BUD-2.1")],
+    ids=["first-over-96", "later-over-112"],
+)
+async def test_definitions_past_a_watermark_leave_a_check_of_another_sentence_inconclusive(
+    sut: Sut, fake: FakeSut, reads: int, count: int, sentence: str
+) -> None:
+    run = await sut.open(PARAMS)
+    if reads == 2:
+        await run.definitions()
+        fake.tools = _tools(112)  # a later list may reach 112, not pass it
+        assert len(await run.definitions()) == 112
+    fake.tools = _tools(count)
+
+    with pytest.raises(Inconclusive) as caught:
+        await run.definitions()
+    assert caught.value.because == sentence
+
+    sut.cited = frozenset({sentence})  # a check of the watermark sees the list and judges it
+    assert len(await run.definitions()) == count
+
+
+async def test_a_first_list_of_96_and_a_later_one_of_112_pass(sut: Sut, fake: FakeSut) -> None:
+    run = await sut.open(PARAMS)
+    fake.tools = _tools(96)
+    assert len(await run.definitions()) == 96
+    fake.tools = _tools(112)
+    assert len(await run.definitions()) == 112
 
 
 async def test_a_run_opened_as_a_context_manager_is_closed_even_when_the_body_fails(sut: Sut, fake: FakeSut) -> None:
