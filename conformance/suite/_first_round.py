@@ -21,10 +21,10 @@ from conformance._sut import Run, Sut
 from conformance._wire_types import Definition, OpenParams
 from conformance.suite._explore import plan
 from conformance.suite._fleets import Fleets
-from conformance.suite._preconditions import excluded_pins_not_required, read_only_applied
+from conformance.suite._preconditions import excluded_pins_not_required, read_only_applied, required_active
 from conformance.suite._predictions import FirstRound
 from conformance.suite._strategies import FleetAndPolicies
-from conformance.suite._wire import base_tools, fail, names, open_params, refusal_or, run
+from conformance.suite._wire import base_tools, fail, mcp_definitions, names, open_params, refusal_or, run
 from mock_servers import ListedTool, ToolCalled
 
 __all__ = ["Opened", "Then", "open_first_round", "with_examples"]
@@ -141,6 +141,10 @@ def open_first_round(
             # the ones its policies exclude, that is what broke first (POL-7.1).
             excluded_pins_not_required(sut, served, model, base)
         opened = Opened(model, served.tools, names(base), got, case, after, served.ledger().calls())
+    if isinstance(got, list) and model.error is None:
+        # What fills the rest of the first round, and what discovery can still activate, is
+        # predicted from the required tools: a run that left some out broke that first.
+        required_active(sut, model, served.tools, names(mcp_definitions(got, names(base))))
     if unexpected:
         # And from which tools each policy admits: read-only handling that lets writes in
         # makes more tools required (POL-5.1).

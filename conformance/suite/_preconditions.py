@@ -24,11 +24,12 @@ from conformance import CLAUSES, Inconclusive, OutcomeError, Sut, UnknownClause
 from conformance._wire_types import Definition, ToolPolicy
 from conformance.suite._fleets import Fleet, Fleets, tools_of
 from conformance.suite._predictions import FIRST_ROUND_SERVER_CAP, MAX_LIMIT, FirstRound, Tools, read_only
-from conformance.suite._wire import catalog, mcp_definitions, names, open_params, refusal_or, run
-from mock_servers import FleetSpec, ListedTool, ServerSpec, generate_tools
+from conformance.suite._wire import catalog, mcp_definitions, names, open_params, qualified, refusal_or, run
+from mock_servers import AnnotationMix, FleetSpec, ListedTool, ServerSpec, generate_tools
 
 __all__ = [
     "admitted",
+    "required_left_out",
     "excluded_pins_not_required",
     "exclusion_clause",
     "first_round_capped",
@@ -38,6 +39,8 @@ __all__ = [
     "precondition",
     "qualified_names_kept",
     "read_only_applied",
+    "required_active",
+    "required_all_active",
 ]
 
 
@@ -187,6 +190,80 @@ def excluded_pins_not_required(sut: Sut, served: Fleet, model: FirstRound, base:
         "the run was refused, and opens once the pins its policies exclude are left out: they were counted as required",
         observed={"excluded pins": pins},
     )
+
+
+def required_active(sut: Sut, model: FirstRound, tools: Tools, active: Iterable[str]) -> None:
+    """Go on only when every tool the policies require is in the first round of a run that
+    opened (POL-6.2): what fills the rest of it, and what discovery can still activate, is
+    predicted from them. A check that cites POL-6.2, or SEL-2.3 (a server outside ``auto``
+    contributes its required tools), judges that itself.
+
+    Raises:
+        Inconclusive: naming POL-6.2.
+    """
+    if {"POL-6.2", "SEL-2.3"} & sut.cited:
+        return
+    cat = catalog(tools)
+    active = list(active)
+    qualified_names_kept(active, cat)
+    shown = {(cat[name][0], cat[name][1]["name"]) for name in active}
+    missing = sorted(
+        qualified(sid, name) for sid, m in model.servers.items() for name in m.required if (sid, name) not in shown
+    )
+    precondition(
+        "POL-6.2",
+        not missing,
+        f"the run opened without {len(missing)} of the tools its policies require",
+        observed={"required, not active": missing[:10]},
+    )
+
+
+#: Tools of the one server :func:`required_all_active` opens a run over: more than the
+#: first-round cap of 12, fewer than any watermark.
+_REQUIRED_CONTROL = 30
+
+
+def required_all_active(sut: Sut, fleets: Fleets) -> None:
+    """Go on only when a run of one server in ``all`` mode, every one of its tools required
+    (POL-6.1), opens with all of them active (POL-6.2): see :func:`required_left_out`.
+    A check that reads a catalog or a ranking through the first round relies on it: call it
+    on the way to a finding. A check that cites POL-6.2 judges that itself.
+
+    Raises:
+        Inconclusive: naming POL-6.2.
+    """
+    if "POL-6.2" in sut.cited:
+        return
+    missing = required_left_out(sut, fleets)
+    precondition(
+        "POL-6.2",
+        not missing,
+        f"a run of one server whose {_REQUIRED_CONTROL} tools are all required opened without {missing}",
+        observed={"not active": missing},
+    )
+
+
+def required_left_out(sut: Sut, fleets: Fleets) -> str:
+    """Open a run of one server of more tools than the first-round cap of 12, all on one page,
+    all marked read-only, with nothing restricting them (``all`` mode, no list, no denial):
+    every one is required, so every one must be active. Returns what is missing ("" when
+    all are active), "refused: ..." for a refusal."""
+    server = ServerSpec(
+        id="whole",
+        tool_count=_REQUIRED_CONTROL,
+        page_size=_REQUIRED_CONTROL,
+        annotations=AnnotationMix(read_only=1.0, writable=0.0, none=0.0, follow_names=False),
+    )
+    policy: ToolPolicy = {"mode": "all", "maxActiveTools": 96}
+    with fleets.serve(FleetSpec(servers=(server,)), {server.id: policy}) as served:
+        got = run(refusal_or(sut, open_params(served.servers)))
+        listed = {qualified(server.id, t["name"]) for t in served.tools[server.id]}
+    if isinstance(got, OutcomeError):
+        return f"refused: {got}"
+    shown = set(names(mcp_definitions(got, [])))
+    qualified_names_kept(shown, listed)
+    missing = sorted(listed - shown)
+    return f"{len(missing)} of them: {', '.join(missing[:5])}" if missing else ""
 
 
 def first_round_capped(model: FirstRound, tools: Tools, active: Iterable[str]) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 from conformance import Run, Sut
 from conformance._wire_types import ServerConfig, ToolPolicy
 from conformance.suite._fleets import Fleets
+from conformance.suite._preconditions import required_all_active
 from conformance.suite._vectors import (
     Diagnosis,
     DiscoveryWalk,
@@ -95,4 +96,5 @@ def vector_diagnosis(sut: Sut, fleets: Fleets) -> Iterator[Diagnosis]:
             ]
             return run(_observe(sut, probe, servers))
 
-        yield Diagnosis(PROBES, observe)
+        # A vector's expected order counts its required tools as active (POL-6.2).
+        yield Diagnosis(PROBES, observe, relied_on=lambda: required_all_active(sut, fleets))

@@ -580,9 +580,17 @@ class Diagnosis:
     probe itself tells the diagnosis what it saw with :meth:`record`.
     """
 
-    def __init__(self, probes: Iterable[Probe], observe: Callable[[Probe], Outcome | None]) -> None:
+    def __init__(
+        self,
+        probes: Iterable[Probe],
+        observe: Callable[[Probe], Outcome | None],
+        relied_on: Callable[[], None] = lambda: None,
+    ) -> None:
         self._isolating = isolating_probes(probes)
         self._observe = observe
+        #: Checks of what the vectors assume beyond the ranking, run before a difference is
+        #: reported (raising Inconclusive when one does not hold).
+        self.relied_on = relied_on
         self._outcomes: dict[str, Outcome | None] = {}
 
     def record(self, probe: Probe, outcome: Outcome | None) -> None:

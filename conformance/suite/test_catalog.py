@@ -21,7 +21,7 @@ from conformance._wire_types import ServerConfig, StdioTransport, ToolPolicy, To
 from conformance.suite._fleets import Fleets
 from conformance.suite._paged_server import ENDINGS, ENV_LOG, ENV_PAGES
 from conformance.suite._paged_server import PATH as PAGED_SERVER
-from conformance.suite._preconditions import precondition
+from conformance.suite._preconditions import precondition, required_all_active
 from conformance.suite._predictions import read_only as read_only_tool
 from conformance.suite._strategies import examples
 from conformance.suite._wire import (
@@ -94,6 +94,10 @@ def test_tools_on_later_pages_are_in_the_catalog_with_their_definitions_and_anno
     listed = {f"s0__{t['name']}": t for t in tools}
     shown = {d["name"]: d for d in mcp_definitions(every, [])}
     if sorted(shown) != sorted(listed):
+        if not unread:
+            # Every page was read: the tools are missing from the first round, which `all`
+            # mode fills with every one of them only while required tools are all activated.
+            required_all_active(sut, fleets)
         raise fail(
             ("CAT-2.1",) if unread else ("CAT-2.2",),
             "mode 'all' did not expose every tool of every tools/list page"

@@ -94,6 +94,8 @@ def _finding(probe: Probe, found: Outcome, blamed: Sequence[str]) -> Nonconforma
 def check_probe(diagnosis: Diagnosis, probe: Probe) -> None:
     found = diagnosis.outcome(probe)
     if found is not None:
+        if not isinstance(found, Violation):
+            diagnosis.relied_on()
         raise _finding(probe, found, diagnosis.blame(found))
 
 
