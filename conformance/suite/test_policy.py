@@ -4,6 +4,7 @@ under a policy, names the server does not offer, and omitted fields."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -11,11 +12,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance import OutcomeError, Run, Sut, clause
-from conformance._wire_types import Definition, ServerConfig, ToolPolicy
+from conformance._wire_types import Definition, OpenParams, ServerConfig, ToolPolicy
 from conformance.suite._explore import plan
 from conformance.suite._first_round import Opened, open_first_round, with_examples
 from conformance.suite._fleets import Fleets, tools_of
-from conformance.suite._preconditions import admitted, first_round_capped, policy_applied, read_only_applied
+from conformance.suite._preconditions import (
+    first_round_capped,
+    policy_applied,
+    read_only_applied,
+    required_left_out,
+)
 from conformance.suite._predictions import DEFAULT_MAX_ACTIVE, ServerModel, read_only
 from conformance.suite._strategies import FleetAndPolicies, examples, fleets_with_policies, opening
 from conformance.suite._wire import (
@@ -28,6 +34,7 @@ from conformance.suite._wire import (
     names,
     open_params,
     portable,
+    qualified,
     run,
 )
 from mock_servers import (
@@ -146,16 +153,54 @@ def _ineligible_to_call(m: ServerModel, tools: list[ListedTool]) -> list[ListedT
 
 
 def _blamed(sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, sid: str, tool: Any, *general: str) -> tuple[str, ...]:
-    """The sentences broken by a tool the policy of ``sid`` does not admit, active or run:
-    the read-only sentence alone when the SUT admits that tool under read-only wherever it
-    looks (its read-only handling is what broke, POL-5), else the ``general`` ones and the
-    sentence that excludes it."""
+    """The sentences broken by a tool the policy of ``sid`` does not admit, active or run.
+
+    Whether the SUT itself holds the tool eligible under that policy tells which: when it
+    does, it misread the rule that excludes it (that rule's sentence alone); when it does
+    not, it ignored its own judgement here (the ``general`` sentences alone). When the
+    control run tells nothing (a SUT that refuses a run pinning an excluded tool, as ID-9
+    allows), both.
+    """
     spec, policies = fleet
-    why = _why_not(policies.get(sid, {}), tool)
-    server = next(s for s in spec.servers if s.id == sid)
-    if why.startswith("POL-5.") and tool["name"] in (admitted(sut, fleets, server, policies.get(sid, {})) or set()):
-        return (why,)
-    return (*general, why)
+    policy = policies.get(sid, {})
+    why = _why_not(policy, tool)
+    held = _held_eligible(sut, fleets, next(s for s in spec.servers if s.id == sid), policy, tool["name"])
+    if held is None:
+        return (*general, why)
+    return (why,) if held else general
+
+
+def _held_eligible(sut: Sut, fleets: Fleets, server: ServerSpec, policy: ToolPolicy, name: str) -> bool | None:
+    """Whether the SUT holds tool ``name`` of ``server`` eligible under ``policy``, from a run
+    of that server alone where an eligible tool is required (POL-6.1): outside ``auto`` mode
+    every eligible tool is; in ``auto`` mode the tool is pinned. A pinned tool must also
+    execute: a host may list a pinned tool it holds ineligible, and its gate then refuses
+    it. None when that run does not open."""
+    pins = sorted({*policy.get("pinnedTools", []), *([name] if policy.get("mode", "auto") == "auto" else [])})
+    control: ToolPolicy = {**policy, "pinnedTools": pins, "maxActiveTools": 96}
+    qualified_name = qualified(server.id, name)
+
+    async def held(r: Run, defs: list[Definition]) -> bool:
+        if qualified_name not in names(defs):
+            return False
+        if name not in pins:
+            return True
+        tool = next(t for t in tools_of(FleetSpec(servers=(server,)))[server.id] if t["name"] == name)
+        return not (await r.call(qualified_name, example_arguments(tool)))["isError"]
+
+    with fleets.serve(FleetSpec(servers=(server,)), {server.id: policy}) as served:
+        got = run(_open_then_or_refusal(sut, open_params(served.with_policies({server.id: control})), held))
+    return None if isinstance(got, OutcomeError) else got
+
+
+async def _open_then_or_refusal(
+    sut: Sut, params: OpenParams, then: Callable[[Run, list[Definition]], Awaitable[bool]]
+) -> bool | OutcomeError:
+    try:
+        async with sut.open(params) as r:
+            return await then(r, await r.definitions())
+    except OutcomeError as exc:
+        return exc
 
 
 def _executed(opened: Opened, qualified: str) -> list[ToolCalled]:
@@ -206,13 +251,13 @@ def test_only_eligible_tools_are_active(sut: Sut, fleets: Fleets, fleet: FleetAn
                 observed={"tool": tool["name"], "annotations": tool.get("annotations")},
                 case=opened.case,
             )
-    for qualified, result in opened.after.items():
-        sid, tool = cat[qualified]
-        executed = _executed(opened, qualified)
+    for name, result in opened.after.items():
+        sid, tool = cat[name]
+        executed = _executed(opened, name)
         if executed or not result["isError"]:
             raise fail(
                 _blamed(sut, fleets, fleet, sid, tool, "POL-1.1", "POL-1.3"),
-                f"a call to {qualified}, which the policy of {sid} does not admit, was not refused",
+                f"a call to {name}, which the policy of {sid} does not admit, was not refused",
                 expected="an error result, and no tools/call",
                 observed={"result": result, "tools/call": portable(executed)},
                 case=opened.case,
@@ -245,8 +290,11 @@ def test_an_open_policy_restricts_nothing(sut: Sut, fleets: Fleets, fleet: Fleet
         missing = [n for n in m.eligible if f"{sid}__{n}" not in shown]
         if missing:
             listed = bool(policies.get(sid, {}).get("allowedTools"))
+            # Left out by the list or the annotations, or because required tools are not all
+            # activated even with nothing restricting them (POL-6.2): a control run tells.
+            own = "POL-4.4" if listed else "POL-5.6"
             raise fail(
-                ("POL-6.2", "POL-4.4" if listed else "POL-5.6"),
+                ("POL-6.2",) if required_left_out(sut, fleets) else (own,),
                 f"tools of {sid} are not active (required, as in all mode) although its policy restricts nothing",
                 expected=m.eligible,
                 observed={"missing": missing, "policy": opened_policies[sid]},
