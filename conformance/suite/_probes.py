@@ -15,7 +15,7 @@ from typing import Any
 from conformance import Run, Sut
 from conformance._wire_types import ServerConfig, ToolPolicy
 from conformance.suite._fleets import Fleets
-from conformance.suite._preconditions import required_all_active
+from conformance.suite._preconditions import precondition, required_all_active
 from conformance.suite._vectors import (
     Diagnosis,
     DiscoveryWalk,
@@ -50,6 +50,12 @@ def _spec(group: VectorGroup) -> FleetSpec:
         )
         servers.append(ServerSpec(id=server_id, tool_count=0, tools=specs, raw=raw))
     return FleetSpec(servers=tuple(servers))
+
+
+def _with_policies(probe: Probe, served: dict[str, ServerConfig]) -> list[ServerConfig]:
+    """The servers ``probe`` opens its run over, from those served, under its policies."""
+    policies = probe.policies()
+    return [{**served[server_id], "policy": policies.get(server_id, ToolPolicy())} for server_id in probe.servers]
 
 
 async def _observe(sut: Sut, probe: Probe, servers: list[ServerConfig]) -> Outcome | None:
@@ -90,11 +96,23 @@ def vector_diagnosis(sut: Sut, fleets: Fleets) -> Iterator[Diagnosis]:
             if probe.group.id not in catalogs:
                 fleet = stack.enter_context(fleets.serve(_spec(probe.group)))
                 catalogs[probe.group.id] = {s["id"]: s for s in fleet.servers}
-            served, policies = catalogs[probe.group.id], probe.policies()
-            servers: list[ServerConfig] = [
-                {**served[server_id], "policy": policies.get(server_id, ToolPolicy())} for server_id in probe.servers
-            ]
-            return run(_observe(sut, probe, servers))
+            return run(_observe(sut, probe, _with_policies(probe, catalogs[probe.group.id])))
 
-        # A vector's expected order counts its required tools as active (POL-6.2).
-        yield Diagnosis(PROBES, observe, relied_on=lambda: required_all_active(sut, fleets))
+        def relied_on(probe: Probe) -> None:
+            # A vector's expected order counts its required tools as active (POL-6.2).
+            required_all_active(sut, fleets)
+            # The catalogs stay served for every probe of a group, so a probe opens its run
+            # after other runs' discoveries over the same servers: a host whose runs carry
+            # activations over (ISO-2.1) differs there, and not over a catalog served anew.
+            if "ISO-2.1" in sut.cited:
+                return
+            with fleets.serve(_spec(probe.group)) as fresh:
+                again = run(_observe(sut, probe, _with_policies(probe, {s["id"]: s for s in fresh.servers})))
+            precondition(
+                "ISO-2.1",
+                again is not None,
+                f"vector probe {probe.id} differs over servers earlier runs discovered tools of, "
+                "and not over the same servers served anew",
+            )
+
+        yield Diagnosis(PROBES, observe, relied_on=relied_on)

@@ -584,12 +584,12 @@ class Diagnosis:
         self,
         probes: Iterable[Probe],
         observe: Callable[[Probe], Outcome | None],
-        relied_on: Callable[[], None] = lambda: None,
+        relied_on: Callable[[Probe], None] = lambda probe: None,
     ) -> None:
         self._isolating = isolating_probes(probes)
         self._observe = observe
-        #: Checks of what the vectors assume beyond the ranking, run before a difference is
-        #: reported (raising Inconclusive when one does not hold).
+        #: Checks of what the vectors assume beyond the ranking, run before a difference a
+        #: probe saw is reported (raising Inconclusive when one does not hold).
         self.relied_on = relied_on
         self._outcomes: dict[str, Outcome | None] = {}
 

@@ -260,9 +260,12 @@ def test_each_call_activates_at_most_its_limit(sut: Sut, fleets: Fleets) -> None
     one above 12 may be refused instead (ID-12, ID-11), activating nothing."""
     spec, policies = WIDE
     got: dict[object, list[str]] = {}
-    with fleets.serve(spec, policies) as served:
-        case = served.describe()
-        for limit, sentence in LIMITS:
+    case: dict[str, Any] = {}
+    # Each limit over servers served for it alone: what an earlier run's discoveries could
+    # leave behind is for the checks of isolation (ISO-2) to find.
+    for limit, sentence in LIMITS:
+        with fleets.serve(spec, policies) as served:
+            case = served.describe()
             arguments: dict[str, Any] = {"query": "s0", "server_ids": ["s0"]}
             if limit is not ABSENT:
                 arguments["limit"] = limit
@@ -665,8 +668,10 @@ def test_lexical_discovery_activates_the_best_ranked_relevant_candidates_in_orde
     spec = FleetSpec(
         servers=tuple(ServerSpec(id=sid, tool_count=0, tools=tuple(ts)) for sid, ts in LEXICAL_TOOLS.items())
     )
-    with fleets.serve(spec) as served:
-        for query, system, limit, expected in LEXICAL_DISCOVERY:
+    # Each query opens its run over servers served for it alone: what an earlier run's
+    # discoveries could leave behind is for the checks of isolation (ISO-2) to find.
+    for query, system, limit, expected in LEXICAL_DISCOVERY:
+        with fleets.serve(spec) as served:
             [(_, result, before, after)] = run(
                 discover_in_turn(sut, served.servers, 95, [{"query": query, "limit": limit}], system=system)
             )

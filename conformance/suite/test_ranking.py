@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from conformance import Sut, clause
+from conformance import OutcomeError, Sut, clause
 from conformance._errors import Nonconformance
 from conformance.suite._fleets import Fleets
 from conformance.suite._probes import PROBES
@@ -92,10 +92,15 @@ def _finding(probe: Probe, found: Outcome, blamed: Sequence[str]) -> Nonconforma
 
 
 def check_probe(diagnosis: Diagnosis, probe: Probe) -> None:
-    found = diagnosis.outcome(probe)
+    try:
+        found = diagnosis.outcome(probe)
+    except OutcomeError:
+        # A refused run may come of what earlier runs left behind, as a difference may.
+        diagnosis.relied_on(probe)
+        raise
     if found is not None:
         if not isinstance(found, Violation):
-            diagnosis.relied_on()
+            diagnosis.relied_on(probe)
         raise _finding(probe, found, diagnosis.blame(found))
 
 

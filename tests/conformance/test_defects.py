@@ -150,13 +150,21 @@ def test_a_denied_pin_counted_as_required_is_blamed_on_denial_and_pins_only(tmp_
     assert {c for f in cert["failures"] for c in f["clauses"]} == {"POL-2", "POL-7"}, output
 
 
-# A broken budget or required tools show in every check that reads a first round: those of
-# other sentences end inconclusive naming the sentence (the watermark guard of
+# A broken budget, required tools or isolation show in every check that reads a first round:
+# those of other sentences end inconclusive naming the sentence (the watermark guard of
 # conformance._sut, the required-tools checks of the first round, the catalog and the
-# vectors), and only its own clause fails.
+# vectors, the vectors' rerun over fresh servers), and only its own clause fails.
 GUARDED = [
     pytest.param("first_round_97", ["BUD-1", "SEL-2", "SEL-5", "DSC-10"], "BUD-1", id="first-round-past-96"),
     pytest.param("required_capped_at_twelve", ["POL-6", "CAT-2", "DSC-10"], "POL-6", id="required-tools-left-out"),
+    # Runs that carry activations over: the vectors check a difference over servers served
+    # anew, and the checks that compare runs serve each its own servers.
+    pytest.param(
+        "activations_pinned_for_later_runs",
+        ["ISO-2", "RNK-1", "RNK-5", "SEL-5", "POL-9", "DSC-5", "DSC-10"],
+        "ISO-2",
+        id="activations-carried-over",
+    ),
 ]
 
 
