@@ -20,7 +20,8 @@ from conformance.suite._explore import STEPS, Steps, Trace, explore, saturating_
 from conformance.suite._first_round import open_first_round, with_examples
 from conformance.suite._fleets import Fleets, tools_of
 from conformance.suite._named import ask_for, plain_server
-from conformance.suite._predictions import DYNAMIC, FIRST_ROUND, REQUEST, first_round
+from conformance.suite._preconditions import precondition
+from conformance.suite._predictions import DYNAMIC, FIRST_ROUND, MAX_LIMIT, REQUEST, first_round
 from conformance.suite._strategies import FleetAndPolicies, examples, fleets_with_policies, opening
 from conformance.suite._wire import base_tools, fail, names, open_params, qualified, refusal_or, run
 from mock_servers import FleetSpec, ServerSpec
@@ -120,6 +121,7 @@ def test_lexical_discovery_fills_exactly_up_to_the_dynamic_watermark(sut: Sut, f
     trace = explore(sut, fleets, fleet, base_count, saturating_steps(*fleet, rounds))
     final = len(trace.steps[-1].definitions)
     if final != DYNAMIC:
+        _named_call_fills_a_small_room(sut, fleets)
         raise fail(
             ("BUD-2.2",),
             "discovery stopped short of the dynamic watermark although candidates were left",
@@ -161,6 +163,7 @@ def test_discovery_fills_the_dynamic_capacity_and_goes_no_further(sut: Sut, flee
             case=case,
         )
     if full != DYNAMIC:
+        _named_call_fills_a_small_room(sut, fleets)
         raise fail(
             ("BUD-2.2",),
             "discovery stopped short of the dynamic capacity although each remaining tool was asked for by name",
@@ -168,6 +171,30 @@ def test_discovery_fills_the_dynamic_capacity_and_goes_no_further(sut: Sut, flee
             observed=full,
             case=case,
         )
+
+
+def _named_call_fills_a_small_room(sut: Sut, fleets: Fleets) -> None:
+    """Go on only when a call naming one tool activates it though the room left is below the
+    call's limit (DSC-5.8): the checks above reach the watermark with calls whose limit
+    passes the last few places, and a host that activates nothing then stops short of the
+    watermark with its capacity right. Four places are left (a capacity one short still
+    has three), and the call's limit is 12."""
+    fill = [qualified("f0", t.name) for t in FILL_FLEET.servers[0].tools]
+    target = qualified("f2", FILL_FLEET.servers[2].tools[0].name)
+    with fleets.serve(FILL_FLEET) as served:
+
+        async def body() -> bool:
+            async with sut.open(open_params(served.servers, base_tools(FILL_BASE))) as r:
+                await ask_for(r, fill, limit=1)
+                calls = await ask_for(r, [target])
+                return not calls or target in names(calls[0].after)
+
+        activated = run(body())
+    precondition(
+        "DSC-5.8",
+        activated,
+        f"a call naming {target} with limit {MAX_LIMIT}, with room for four more tools, did not activate it",
+    )
 
 
 _T = TypeVar("_T")
