@@ -24,7 +24,16 @@ from conformance import CLAUSES, Inconclusive, OutcomeError, Sut, UnknownClause
 from conformance._wire_types import Definition, ToolPolicy
 from conformance.suite._fleets import Fleet, Fleets, tools_of
 from conformance.suite._predictions import FIRST_ROUND_SERVER_CAP, MAX_LIMIT, FirstRound, Tools, read_only
-from conformance.suite._wire import catalog, mcp_definitions, names, open_params, qualified, refusal_or, run
+from conformance.suite._wire import (
+    base_tools,
+    catalog,
+    mcp_definitions,
+    names,
+    open_params,
+    qualified,
+    refusal_or,
+    run,
+)
 from mock_servers import AnnotationMix, FleetSpec, ListedTool, ServerSpec, generate_tools
 
 __all__ = [
@@ -32,6 +41,7 @@ __all__ = [
     "required_left_out",
     "excluded_pins_not_required",
     "exclusion_clause",
+    "first_round_capacity_kept",
     "first_round_capped",
     "named_activation_is_due",
     "nothing_to_check",
@@ -264,6 +274,37 @@ def required_left_out(sut: Sut, fleets: Fleets) -> str:
     qualified_names_kept(shown, listed)
     missing = sorted(listed - shown)
     return f"{len(missing)} of them: {', '.join(missing[:5])}" if missing else ""
+
+
+#: Base tools that, with the discovery tool, leave a first-round MCP capacity of one.
+_EDGE_BASE = 94
+
+
+def first_round_capacity_kept(sut: Sut, fleets: Fleets) -> None:
+    """Go on only when a run whose first-round MCP capacity is one (94 base tools and the
+    discovery tool) opens with at most one MCP tool (BUD-1.2). The checks of what must be
+    refused at the edge of the capacity (BUD-4, ERR-2) compute it as SPEC does: a host that
+    counts from 97, or leaves the discovery tool out, opens the runs they expect refused
+    because its capacity is wrong, not its refusals. Call it on the way to that finding. A
+    check that cites BUD-1.2 judges that itself.
+
+    Raises:
+        Inconclusive: naming BUD-1.2 (or BUD-1.1, from the watermark guard, when the first
+            request passes 96 too).
+    """
+    if "BUD-1.2" in sut.cited:
+        return
+    base = base_tools(_EDGE_BASE)
+    with fleets.serve(FleetSpec(servers=(ServerSpec(id="edge", tool_count=5),))) as served:
+        got = run(refusal_or(sut, open_params(served.servers, base)))
+    shown = [] if isinstance(got, OutcomeError) else names(mcp_definitions(got, names(base)))
+    precondition(
+        "BUD-1.2",
+        len(shown) <= 1,
+        f"a run of first-round MCP capacity 1 ({_EDGE_BASE} base tools and the discovery tool) opened with "
+        f"{len(shown)} MCP tools",
+        observed=shown,
+    )
 
 
 def first_round_capped(model: FirstRound, tools: Tools, active: Iterable[str]) -> None:

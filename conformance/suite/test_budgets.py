@@ -20,7 +20,7 @@ from conformance.suite._explore import STEPS, Steps, Trace, explore, saturating_
 from conformance.suite._first_round import open_first_round, with_examples
 from conformance.suite._fleets import Fleets, tools_of
 from conformance.suite._named import ask_for, plain_server
-from conformance.suite._preconditions import precondition
+from conformance.suite._preconditions import first_round_capacity_kept, precondition
 from conformance.suite._predictions import DYNAMIC, FIRST_ROUND, MAX_LIMIT, REQUEST, first_round
 from conformance.suite._strategies import FleetAndPolicies, examples, fleets_with_policies, opening
 from conformance.suite._wire import base_tools, fail, names, open_params, qualified, refusal_or, run
@@ -322,6 +322,7 @@ def test_a_negative_first_round_capacity_is_a_selection_error_and_zero_is_allowe
     if must_open and isinstance(got, OutcomeError):
         raise fail((sentence,), f"{what} was refused", observed=str(got), case=case)
     if not must_open and not (isinstance(got, OutcomeError) and got.kind == "selection_error"):
+        first_round_capacity_kept(sut, fleets)
         raise fail(
             (sentence,),
             f"{what} did not fail the run with a selection error",

@@ -20,7 +20,7 @@ from conformance._wire_types import Definition, OpenParams, ServerConfig, StdioT
 from conformance.suite._fleets import Fleet, Fleets
 from conformance.suite._named import ask_for, discover_in_turn, plain_server
 from conformance.suite._paged_server import PATH as PAGED_SERVER
-from conformance.suite._preconditions import nothing_to_check, precondition
+from conformance.suite._preconditions import first_round_capacity_kept, nothing_to_check, precondition
 from conformance.suite._wire import base_tools, fail, names, open_params, portable, refusal_or, result_text, run
 from mock_servers import Faults, FleetSpec, ListedTool, ServerSpec, ToolSpec
 
@@ -124,6 +124,8 @@ def test_required_tools_over_the_first_round_capacity_are_a_selection_error(
         got = _attempt(sut, params)
     what = f"10 required tools, {base} base tools{' and the discovery tool' if discovery else ''}"
     if over:
+        if not isinstance(got, OutcomeError):
+            first_round_capacity_kept(sut, fleets)
         _expect_refusal("ERR-2.1", what, got, "selection_error", case)
     else:
         _expect_open("ERR-2.2", what, got, case)

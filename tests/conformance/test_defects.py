@@ -155,7 +155,9 @@ def test_a_denied_pin_counted_as_required_is_blamed_on_denial_and_pins_only(tmp_
 # conformance._sut, the required-tools checks of the first round, the catalog and the
 # vectors, the vectors' rerun over fresh servers), and only its own clause fails.
 GUARDED = [
-    pytest.param("first_round_97", ["BUD-1", "SEL-2", "SEL-5", "DSC-10"], "BUD-1", id="first-round-past-96"),
+    pytest.param(
+        "first_round_97", ["BUD-1", "SEL-2", "SEL-5", "DSC-10", "BUD-4", "ERR-2"], "BUD-1", id="first-round-past-96"
+    ),
     pytest.param("required_capped_at_twelve", ["POL-6", "CAT-2", "DSC-10"], "POL-6", id="required-tools-left-out"),
     # Runs that carry activations over: the vectors check a difference over servers served
     # anew, and the checks that compare runs serve each its own servers.
