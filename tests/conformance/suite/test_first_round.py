@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import warnings
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -17,15 +16,6 @@ from conformance.suite._wire import names
 from mock_servers import FleetSpec, ServerSpec
 
 FLEET: FleetAndPolicies = (FleetSpec(servers=(ServerSpec(id="s0", tool_count=3),)), {"s0": {"mode": "all"}})
-
-
-@pytest.fixture
-def fleets(tmp_path: Path) -> Iterator[Fleets]:
-    served = Fleets(tmp_path)
-    try:
-        yield served
-    finally:
-        served.close()
 
 
 @pytest.fixture

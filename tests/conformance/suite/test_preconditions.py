@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,6 +23,7 @@ from conformance.suite._fleets import Fleets
 from conformance.suite._preconditions import first_round_capacity_kept, required_all_active, required_left_out
 
 Edit = Callable[[list[Definition]], list[Definition]]
+Front = Callable[[Edit | None], Sut]
 
 
 class Edited:
@@ -72,66 +72,62 @@ def one_more(defs: list[Definition]) -> list[Definition]:
 
 
 @pytest.fixture
-def fleets(tmp_path: Path) -> Iterator[Fleets]:
-    served = Fleets(tmp_path)
-    try:
-        yield served
-    finally:
-        served.close()
+def front() -> Iterator[Callable[[Edit | None], Sut]]:
+    """Start the reference as a SUT, its definitions passed through an edit if given; every
+    one started is closed after the test."""
+    started: list[Sut] = []
 
+    def start(edit: Edit | None = None) -> Sut:
+        reference = load_sut("reference")
+        sut = Sut(reference if edit is None else Edited(reference, edit))
+        asyncio.run(sut.initialize())
+        started.append(sut)
+        return sut
 
-def front(edit: Edit | None = None) -> Sut:
-    reference = load_sut("reference")
-    sut = Sut(reference if edit is None else Edited(reference, edit))
-    asyncio.run(sut.initialize())
-    return sut
+    yield start
+    for sut in started:
+        asyncio.run(sut.aclose())
 
 
 @pytest.mark.e2e
-def test_the_reference_passes_the_controls(fleets: Fleets) -> None:
-    sut = front()
-    try:
-        required_all_active(sut, fleets)
-        first_round_capacity_kept(sut, fleets)
-        assert required_left_out(sut, fleets) == ""
-    finally:
-        asyncio.run(sut.aclose())
+def test_the_reference_passes_the_controls(front: Front, fleets: Fleets) -> None:
+    sut = front(None)
+
+    required_all_active(sut, fleets)
+    first_round_capacity_kept(sut, fleets)
+    assert required_left_out(sut, fleets) == ""
 
 
 @pytest.mark.e2e
 def test_a_host_that_leaves_required_tools_out_leaves_other_checks_inconclusive_naming_pol_6_2(
-    fleets: Fleets,
+    front: Front, fleets: Fleets
 ) -> None:
     sut = front(twelve_per_server)
-    try:
-        assert required_left_out(sut, fleets).startswith("18 of them")
-        with pytest.raises(Inconclusive) as caught:
-            required_all_active(sut, fleets)
-        assert caught.value.because == "POL-6.2"
 
-        sut.cited = frozenset({"POL-6.2"})  # the checks of POL-6.2 report it themselves
+    assert required_left_out(sut, fleets).startswith("18 of them")
+    with pytest.raises(Inconclusive) as caught:
         required_all_active(sut, fleets)
-    finally:
-        asyncio.run(sut.aclose())
+    assert caught.value.because == "POL-6.2"
+
+    sut.cited = frozenset({"POL-6.2"})  # the checks of POL-6.2 report it themselves
+    required_all_active(sut, fleets)
 
 
 @pytest.mark.e2e
 def test_a_host_whose_capacity_is_one_too_many_leaves_the_checks_of_refusals_inconclusive_naming_bud_1_2(
-    fleets: Fleets,
+    front: Front, fleets: Fleets
 ) -> None:
     sut = front(one_more)
-    try:
-        sut.cited = frozenset({"ERR-2.1"})  # a check of refusals at the capacity's edge
-        with pytest.raises(Inconclusive) as caught:
-            first_round_capacity_kept(sut, fleets)
-        assert caught.value.because == "BUD-1.2"
 
-        sut.cited = frozenset()  # any other check stops at the watermark first
-        with pytest.raises(Inconclusive) as caught:
-            first_round_capacity_kept(sut, fleets)
-        assert caught.value.because == "BUD-1.1"
-
-        sut.cited = frozenset({"BUD-1.2"})
+    sut.cited = frozenset({"ERR-2.1"})  # a check of refusals at the capacity's edge
+    with pytest.raises(Inconclusive) as caught:
         first_round_capacity_kept(sut, fleets)
-    finally:
-        asyncio.run(sut.aclose())
+    assert caught.value.because == "BUD-1.2"
+
+    sut.cited = frozenset()  # any other check stops at the watermark first
+    with pytest.raises(Inconclusive) as caught:
+        first_round_capacity_kept(sut, fleets)
+    assert caught.value.because == "BUD-1.1"
+
+    sut.cited = frozenset({"BUD-1.2"})
+    first_round_capacity_kept(sut, fleets)
