@@ -8,10 +8,11 @@ import base64
 import binascii
 import json
 import os
+import threading
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NoReturn, NotRequired, TypedDict
 
 import anyio
 import jsonschema  # type: ignore[import-untyped]
@@ -120,6 +121,9 @@ class ServerCore:
         self._fired_event = anyio.Event()
         self._serving_since: float | None = None
         self._changing = anyio.Lock()
+        # Taken by the first caller of exit_process: the stdout watcher and the serving
+        # loop can both see the client go, and the process ends with one record.
+        self._exiting = threading.Lock()
 
     @property
     def tools(self) -> list[ListedTool]:
@@ -140,8 +144,11 @@ class ServerCore:
     def fault(self, kind: str, **fields: Any) -> None:
         self.record("fault", fault=kind, **fields)
 
-    def exit_process(self, code: int, reason: str) -> None:
-        """End a stdio server process at once, as a crash would (after recording it)."""
+    def exit_process(self, code: int, reason: str) -> NoReturn:
+        """End a stdio server process at once, as a crash would (after recording it). Only
+        the first caller records and exits; a later one waits for the process to end."""
+        if not self._exiting.acquire(blocking=False):
+            threading.Event().wait()
         self.record("process_exit", code=code, reason=reason)
         os._exit(code)
 

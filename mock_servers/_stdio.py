@@ -66,7 +66,10 @@ def stdio_params(
     args = ["-m", "mock_servers", "stdio", source, "--server-id", server_id]
     if ledger_path is not None:
         args += ["--ledger", str(Path(ledger_path).resolve())]
-    return StdioServerParameters(command=sys.executable, args=args, env={"PYTHONPATH": PACKAGE_ROOT})
+    # The MCP SDK starts a stdio server with a minimal environment: a coverage measurement
+    # of the caller (coverage's subprocess patch) reaches the server only if passed on.
+    measured = {k: v for k, v in os.environ.items() if k.startswith("COVERAGE_PROCESS_")}
+    return StdioServerParameters(command=sys.executable, args=args, env={"PYTHONPATH": PACKAGE_ROOT, **measured})
 
 
 def run_stdio(server: ServerSpec, ledger_path: str | os.PathLike[str] | None) -> NoReturn:
