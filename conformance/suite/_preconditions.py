@@ -38,7 +38,6 @@ from mock_servers import AnnotationMix, FleetSpec, ListedTool, ServerSpec, gener
 
 __all__ = [
     "admitted",
-    "required_left_out",
     "excluded_pins_not_required",
     "exclusion_clause",
     "first_round_capacity_kept",
@@ -51,6 +50,7 @@ __all__ = [
     "read_only_applied",
     "required_active",
     "required_all_active",
+    "required_left_out",
 ]
 
 

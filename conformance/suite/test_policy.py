@@ -4,7 +4,6 @@ under a policy, names the server does not offer, and omitted fields."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -164,43 +163,34 @@ def _blamed(sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, sid: str, tool: A
     spec, policies = fleet
     policy = policies.get(sid, {})
     why = _why_not(policy, tool)
-    held = _held_eligible(sut, fleets, next(s for s in spec.servers if s.id == sid), policy, tool["name"])
+    held = _held_eligible(sut, fleets, next(s for s in spec.servers if s.id == sid), policy, tool)
     if held is None:
         return (*general, why)
     return (why,) if held else general
 
 
-def _held_eligible(sut: Sut, fleets: Fleets, server: ServerSpec, policy: ToolPolicy, name: str) -> bool | None:
-    """Whether the SUT holds tool ``name`` of ``server`` eligible under ``policy``, from a run
-    of that server alone where an eligible tool is required (POL-6.1): outside ``auto`` mode
+def _held_eligible(sut: Sut, fleets: Fleets, server: ServerSpec, policy: ToolPolicy, tool: ListedTool) -> bool | None:
+    """Whether the SUT holds ``tool`` of ``server`` eligible under ``policy``, from a run of
+    that server alone where an eligible tool is required (POL-6.1): outside ``auto`` mode
     every eligible tool is; in ``auto`` mode the tool is pinned. A pinned tool must also
     execute: a host may list a pinned tool it holds ineligible, and its gate then refuses
     it. None when that run does not open."""
+    name = tool["name"]
     pins = sorted({*policy.get("pinnedTools", []), *([name] if policy.get("mode", "auto") == "auto" else [])})
     control: ToolPolicy = {**policy, "pinnedTools": pins, "maxActiveTools": 96}
-    qualified_name = qualified(server.id, name)
+    target = qualified(server.id, name)
 
-    async def held(r: Run, defs: list[Definition]) -> bool:
-        if qualified_name not in names(defs):
-            return False
-        if name not in pins:
-            return True
-        tool = next(t for t in tools_of(FleetSpec(servers=(server,)))[server.id] if t["name"] == name)
-        return not (await r.call(qualified_name, example_arguments(tool)))["isError"]
+    async def held(params: OpenParams) -> bool | None:
+        try:
+            async with sut.open(params) as r:
+                if target not in names(await r.definitions()):
+                    return False
+                return name not in pins or not (await r.call(target, example_arguments(tool)))["isError"]
+        except OutcomeError:
+            return None
 
     with fleets.serve(FleetSpec(servers=(server,)), {server.id: policy}) as served:
-        got = run(_open_then_or_refusal(sut, open_params(served.with_policies({server.id: control})), held))
-    return None if isinstance(got, OutcomeError) else got
-
-
-async def _open_then_or_refusal(
-    sut: Sut, params: OpenParams, then: Callable[[Run, list[Definition]], Awaitable[bool]]
-) -> bool | OutcomeError:
-    try:
-        async with sut.open(params) as r:
-            return await then(r, await r.definitions())
-    except OutcomeError as exc:
-        return exc
+        return run(held(open_params(served.with_policies({server.id: control}))))
 
 
 def _executed(opened: Opened, qualified: str) -> list[ToolCalled]:
