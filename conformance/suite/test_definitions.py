@@ -5,15 +5,16 @@ the run."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any, cast
 
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from conformance import OutcomeError, Sut, clause
+from conformance import OutcomeError, Run, Sut, clause
 from conformance._wire_types import Definition, ServerConfig, ToolPolicy, ToolResult
-from conformance.suite._explore import BASES, FLEETS, STEPS, Steps, explore, plan
+from conformance.suite._explore import BASES, FLEETS, STEPS, Steps, Trace, explore, plan
 from conformance.suite._fleets import Fleet, Fleets
 from conformance.suite._preconditions import named_activation_is_due, precondition
 from conformance.suite._predictions import DEFAULT_MAX_ACTIVE, DYNAMIC
@@ -31,7 +32,7 @@ from conformance.suite._wire import (
     refusal_or,
     run,
 )
-from mock_servers import FleetSpec, ServerSpec, ToolSpec, example_arguments, generate_tools
+from mock_servers import FleetSpec, ServerSpec, ToolCalled, ToolSpec, example_arguments, generate_tools
 
 _SERVER = ServerSpec(id="s0", tool_count=20)
 _TOOLS = {t["name"]: t for t in generate_tools(_SERVER)}
@@ -160,7 +161,7 @@ def test_discovered_tools_are_in_every_later_definition_list(
     sut: Sut, fleets: Fleets, fleet: FleetAndPolicies, base_count: int, steps: Steps
 ) -> None:
     fleet, base_count = opening(fleet, base_count, discovery=True)
-    trace = explore(sut, fleets, fleet, base_count, steps)
+    trace = explore(sut, fleets, fleet, base_count, steps, then=_call_an_unreported_gain)
     cat = trace.catalog
     shown = trace.mcp(trace.start)
     for step in trace.steps:
@@ -181,6 +182,16 @@ def test_discovered_tools_are_in_every_later_definition_list(
             ):
                 raise fail(("DEF-2.2",), "an activated tool lacks its complete schema", observed=d, case=trace.case)
         if set(now) != set(shown) | set(step.activated):
+            # Tools the definitions gained that the result did not report: if the gate runs
+            # them, they are active, and the result is what is wrong: its report (DSC-6.1), or
+            # an error result for a limit over 12 that activated tools anyway (DSC-5.3).
+            if trace.after is not None:
+                unreported, sentence = trace.after
+                precondition(
+                    sentence,
+                    not _executed(trace.calls_after, unreported),
+                    f"{unreported} joined the definitions and runs, but the discovery result did not report it",
+                )
             raise fail(
                 ("DEF-1.1",),
                 "the active set changed other than by the activated tools",
@@ -189,6 +200,27 @@ def test_discovered_tools_are_in_every_later_definition_list(
                 case=trace.case,
             )
         shown = now
+
+
+async def _call_an_unreported_gain(r: Run, trace: Trace) -> tuple[str, str] | None:
+    """Call the first tool a discovery call added to the definitions without reporting it;
+    its qualified name and the sentence its result broke, or None when every gain was
+    reported."""
+    previous = trace.mcp(trace.start)
+    for step in trace.steps:
+        now = trace.mcp(step.definitions)
+        gained = [n for n in now if n not in previous and n not in step.activated and n in trace.catalog]
+        if gained:
+            tool = trace.catalog[gained[0]][1]
+            await r.call(gained[0], example_arguments(tool))
+            return gained[0], "DSC-5.3" if step.result["isError"] else "DSC-6.1"
+        previous = now
+    return None
+
+
+def _executed(calls: Sequence[ToolCalled], qualified_name: str) -> bool:
+    sid, _, name = qualified_name.partition("__")
+    return any(c.get("server") == sid and c.get("name") == name for c in calls)
 
 
 def _extra(name: str) -> Definition:

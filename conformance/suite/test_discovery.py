@@ -428,10 +428,19 @@ def test_discovery_never_calls_a_server_tool_nor_names_one_it_did_not_activate(
     trace = explore(sut, fleets, fleet, base_count, steps)
     if trace.calls:
         raise fail(("DSC-9.1",), "discovery called a server tool", observed=trace.calls, case=trace.case)
+    previous = trace.start
     for step in trace.steps:
         said = result_text(step.result) + " " + json.dumps(step.result.get("structuredContent"))
+        # What the call activated is what its definitions gained (as DSC-6.1 reads it): a
+        # result that names such a tool without listing it in `activated` is DSC-6.1's finding.
+        gained = set(trace.mcp(step.definitions)) - set(trace.mcp(previous))
+        previous = step.definitions
         # The query is the agent's own text: a result may repeat it.
-        others = [q for q in trace.catalog if q not in step.activated and not _named_in(q, step.arguments["query"])]
+        others = [
+            q
+            for q in trace.catalog
+            if q not in step.activated and q not in gained and not _named_in(q, step.arguments["query"])
+        ]
         named = [q for q in others if _named_in(q, said)]
         if named:
             raise fail(
