@@ -18,6 +18,7 @@ from conformance.suite._fleets import Fleets, tools_of
 from conformance.suite._preconditions import (
     first_round_capped,
     policy_applied,
+    precondition,
     read_only_applied,
     required_left_out,
 )
@@ -34,6 +35,7 @@ from conformance.suite._wire import (
     open_params,
     portable,
     qualified,
+    refusal_or,
     run,
 )
 from mock_servers import (
@@ -142,6 +144,36 @@ def _pinned_why_not(policy: ToolPolicy, tool: ListedTool) -> str:
     if reason.startswith("POL-5."):
         return "POL-7.3"
     return {"POL-2.2": "POL-7.2", "POL-4.1": "POL-7.4"}.get(reason, "POL-7.1")
+
+
+def _denial_won(sut: Sut, policy: ToolPolicy, shown: list[str], what: str) -> None:
+    """Go on only when no tool both pinned and denied under ``policy`` is among ``shown``:
+    one that is lost denial to pinning (POL-2.2), which makes it eligible and so required;
+    the sentences of pins (POL-7) build on that. A check citing POL-2.2 judges it itself.
+
+    Raises:
+        Inconclusive: naming POL-2.2.
+    """
+    both = set(policy.get("pinnedTools", [])) & set(policy.get("deniedTools", []))
+    lost = sorted(both & set(shown))
+    if "POL-2.2" not in sut.cited:
+        precondition("POL-2.2", not lost, f"{what}: pinned and denied, it was not kept out", observed=lost)
+
+
+def _denied_pins_stay_out_with_room(sut: Sut, fleets: Fleets, fleet: FleetAndPolicies) -> None:
+    """On a refusal of a run whose pins include denied tools: the same run with room for every
+    pin. A host that counts a denied pin as required (POL-7.2) opens it without that pin; one
+    that lets pinning beat denial opens it with the pin active (POL-2.2)."""
+    spec, policies = fleet
+    for sid, policy in policies.items():
+        if not set(policy.get("pinnedTools", [])) & set(policy.get("deniedTools", [])):
+            continue
+        roomy: ToolPolicy = {**policy, "maxActiveTools": DEFAULT_MAX_ACTIVE}
+        with fleets.serve(spec, {**policies, sid: roomy}) as served:
+            got = run(refusal_or(sut, open_params(served.servers)))
+        if not isinstance(got, OutcomeError):
+            shown = [n.removeprefix(f"{sid}__") for n in names(mcp_definitions(got, []))]
+            _denial_won(sut, policy, shown, f"with room for every pin of {sid}, a run opened with a denied pin active")
 
 
 def _ineligible_to_call(m: ServerModel, tools: list[ListedTool]) -> list[ListedTool]:
@@ -339,6 +371,7 @@ def test_required_tools_are_all_active_or_the_run_is_a_selection_error(
             if f"{m.id}__{name}" in shown:
                 tool = next(t for t in opened.tools[m.id] if t["name"] == name)
                 read_only_applied(sut, fleets, *fleet)
+                _denial_won(sut, fleet[1].get(m.id, {}), [name], f"{m.id}__{name} is active")
                 raise fail(
                     ("POL-7.1", _pinned_why_not(fleet[1].get(m.id, {}), tool)),
                     f"{m.id}__{name} is pinned but not eligible, and it is active",
@@ -395,6 +428,8 @@ def test_required_tools_are_the_eligible_pinned_ones_and_every_eligible_one_outs
         return {t["name"]: await r.call(f"s0__{t['name']}", example_arguments(t)) for t in outside}
 
     opened = open_first_round(sut, fleets, fleet, 0, then=call_them, blame_excluded_pins=False)
+    if isinstance(opened.got, OutcomeError):
+        _denied_pins_stay_out_with_room(sut, fleets, fleet)
     shown = names(mcp_definitions(opened.definitions((sentence,)), []))
     active = sorted(q.removeprefix("s0__") for q in shown)
     missing = sorted(set(m.required) - set(active))
