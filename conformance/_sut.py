@@ -149,6 +149,9 @@ class Sut:
         #: run passes is a finding for the checks citing it, and leaves every other check
         #: inconclusive (see :meth:`Run.definitions`).
         self.cited: frozenset[str] = frozenset()
+        #: The params of the last ``run.open`` sent, opened or refused: what a check asks
+        #: again, changed, to tell why a run was refused.
+        self.last_opened: OpenParams | None = None
 
     async def initialize(self) -> Implementation:
         """Ask the SUT who it is; the answer is checked and kept in :attr:`implementation`."""
@@ -188,6 +191,7 @@ class Sut:
     async def _open_run(self, params: OpenParams) -> Run:
         __tracebackhide__ = True
         case: dict[str, Any] = {"open": copy.deepcopy(dict(params)), "steps": []}
+        self.last_opened = cast(OpenParams, copy.deepcopy(dict(params)))
         run_id = await self._invoke("run.open", lambda: self.adapter.open_run(params), case)
         if not isinstance(run_id, str) or not run_id:
             raise SutMisbehaved("run.open returned no run id (a non-empty string)", observed=run_id, case=case)

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from hypothesis import example
 
-from conformance import ConformanceError, Nonconformance, OutcomeError
+from conformance import ConformanceError, Inconclusive, Nonconformance, OutcomeError
 from conformance._sut import Run, Sut
 from conformance._wire_types import Definition, OpenParams
 from conformance.suite._explore import plan
@@ -64,7 +64,7 @@ class Opened:
         """Whether the run was refused for a pinned tool its policy excludes (POL-7, ID-9)."""
         return isinstance(self.got, OutcomeError) and self.model.refused_for_a_pin(self.got.kind, self.got.message)
 
-    def refusal(self) -> Nonconformance | None:
+    def refusal(self) -> Nonconformance | Inconclusive | None:
         """For a run the oracle refuses: the finding when the SUT opened it or refused otherwise."""
         model = self.model
         assert model.error is not None

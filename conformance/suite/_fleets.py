@@ -9,6 +9,7 @@ parameter of ``run.open``, a fresh ledger and the tools each server lists.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import itertools
 from collections.abc import Iterator, Mapping
@@ -58,6 +59,8 @@ class Fleet:
     #: The host serving the fleet and its name there (HTTP fleets): live catalogs change through it.
     host: FleetHost | None = None
     urls: FleetUrls | None = None
+    #: Where the policies of the runs opened over this fleet are noted (`Fleets.recent`).
+    recent: collections.deque[tuple[FleetSpec, dict[str, ToolPolicy]]] | None = None
 
     async def change_tools(self, server_id: str, change: CatalogChange | ChangeDocument) -> int:
         """Change a server's tools now and send its notifications; the catalog version it made.
@@ -91,6 +94,8 @@ class Fleet:
 
     def with_policies(self, policies: Policies) -> list[ServerConfig]:
         """The ``servers`` parameter with other policies (server id -> wire policy)."""
+        if self.recent is not None:
+            self.recent.append((self.spec, {s.id: policies.get(s.id, ToolPolicy()).copy() for s in self.spec.servers}))
         return [{**s, "policy": policies.get(s.get("id", ""), ToolPolicy()).copy()} for s in self.servers]
 
 
@@ -101,6 +106,8 @@ class Fleets:
         self._workdir = workdir
         self._host: FleetHost | None = None
         self._counter = itertools.count()
+        #: The fleets served last, with their policies: what a finding may be diagnosed against.
+        self.recent: collections.deque[tuple[FleetSpec, dict[str, ToolPolicy]]] = collections.deque(maxlen=4)
 
     @property
     def host(self) -> FleetHost:
@@ -118,16 +125,23 @@ class Fleets:
 
     @contextlib.contextmanager
     def serve(
-        self, spec: FleetSpec, policies: Policies | None = None, *, transport: Transport = "http"
+        self,
+        spec: FleetSpec,
+        policies: Policies | None = None,
+        *,
+        transport: Transport = "http",
+        record: bool = True,
     ) -> Iterator[Fleet]:
         """Serve ``spec``; ``policies`` maps server id to a wire ``toolPolicy`` (default ``{}``).
 
         ``transport`` is ``"http"`` (on the shared host) or ``"stdio"`` (the SUT spawns
-        each server as a subprocess).
+        each server as a subprocess). Unless ``record`` is false, the fleet joins `recent`.
         """
         ledger = self._ledger()
         given: Policies = policies or {}
         pol = {s.id: given.get(s.id, ToolPolicy()).copy() for s in spec.servers}
+        if record:
+            self.recent.append((spec, pol))
         tools = tools_of(spec)
         if transport == "stdio":
             servers: list[ServerConfig] = []
@@ -140,7 +154,7 @@ class Fleets:
                     "env": dict(params.env or {}),
                 }
                 servers.append({"id": s.id, "transport": transport_params, "policy": pol[s.id].copy()})
-            yield Fleet(spec, pol, servers, ledger, tools)
+            yield Fleet(spec, pol, servers, ledger, tools, recent=self.recent if record else None)
             return
         urls = self.host.add_fleet(spec, ledger)
         try:
@@ -148,7 +162,7 @@ class Fleets:
                 {"id": s.id, "transport": {"type": "http", "url": urls[s.id]}, "policy": pol[s.id].copy()}
                 for s in spec.servers
             ]
-            yield Fleet(spec, pol, servers, ledger, tools, self.host, urls)
+            yield Fleet(spec, pol, servers, ledger, tools, self.host, urls, self.recent if record else None)
         finally:
             with contextlib.suppress(Exception):
                 self.host.remove_fleet(urls)

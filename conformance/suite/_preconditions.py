@@ -22,6 +22,7 @@ from typing import NoReturn
 
 from conformance import CLAUSES, Inconclusive, OutcomeError, Sut, UnknownClause
 from conformance._wire_types import Definition, ToolPolicy
+from conformance.suite import _wire
 from conformance.suite._fleets import Fleet, Fleets, tools_of
 from conformance.suite._predictions import FIRST_ROUND_SERVER_CAP, MAX_LIMIT, FirstRound, Tools, read_only
 from conformance.suite._wire import (
@@ -66,6 +67,9 @@ def precondition(sentence: str, holds: bool, what: str, *, observed: object = No
     if clause_id not in CLAUSES or ("." in sentence and sentence not in {s.id for s in CLAUSES[clause_id].sentences}):
         raise UnknownClause(sentence, " (named by a precondition)")
     if not holds:
+        # A misread policy rule breaks what the sentence predicts too: name the rule.
+        if _wire.diagnose is not None and (misread := _wire.diagnose((sentence,))) is not None:
+            raise misread
         raise Inconclusive(sentence, what, observed=observed)
 
 

@@ -9,10 +9,10 @@ process or behind a driver.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
-from conformance._errors import Nonconformance, OutcomeError
+from conformance._errors import Inconclusive, Nonconformance, OutcomeError
 from conformance._sut import Sut
 from conformance._wire_types import Definition, JsonObject, OpenParams, ServerConfig, ToolResult
 from mock_servers import ListedTool
@@ -113,10 +113,18 @@ def portable(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in e.items() if k not in _VOLATILE} for e in events]
 
 
+#: Asked before a finding is made: an inconclusive outcome naming the clause the SUT broke
+#: first, when what the finding relies on is broken (set per test by the suite's conftest).
+diagnose: Callable[[Sequence[str]], Inconclusive | None] | None = None
+
+
 def fail(
     sentences: Sequence[str], message: str, *, expected: object = None, observed: object = None, case: Any = None
-) -> Nonconformance:
-    """A finding on ``sentences`` (ids like ``"DSC-5.2"``), with what replays it."""
+) -> Nonconformance | Inconclusive:
+    """A finding on ``sentences`` (ids like ``"DSC-5.2"``), with what replays it; or, when
+    `diagnose` finds a clause the check relies on broken, the inconclusive outcome naming it."""
+    if diagnose is not None and (broken_first := diagnose(sentences)) is not None:
+        return broken_first
     return Nonconformance(sentences, message, expected=expected, observed=observed, case=case)
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 
 import pytest
 
-from conformance import Sut
+from conformance import OutcomeError, Sut
+from conformance.suite import _wire
+from conformance.suite._eligibility import PolicyDiagnosis
 from conformance.suite._fleets import Fleets
 from conformance.suite._probes import vector_diagnosis as _vector_diagnosis
 from conformance.suite._vectors import Diagnosis
@@ -28,3 +30,45 @@ def vector_diagnosis(sut: Sut, fleets: Fleets) -> Iterator[Diagnosis]:
     sentences a difference is blamed on."""
     with _vector_diagnosis(sut, fleets) as diagnosis:
         yield diagnosis
+
+
+#: The policy diagnosis of the test running now, if it serves fleets to the SUT.
+_diagnosis: PolicyDiagnosis | None = None
+
+
+@pytest.fixture(scope="session")
+def policy_diagnosis(sut: Sut, fleets: Fleets) -> PolicyDiagnosis:
+    """Which policy rule the SUT misreads, asked on the way to a finding (see _eligibility)."""
+    return PolicyDiagnosis(sut, fleets)
+
+
+@pytest.fixture(autouse=True)
+def _findings_diagnosed(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Let this test's findings be diagnosed against the policies of the fleets it serves."""
+    if not {"sut", "fleets"} <= set(request.fixturenames):
+        yield
+        return
+    global _diagnosis
+    diagnosis: PolicyDiagnosis = request.getfixturevalue("policy_diagnosis")
+    diagnosis.fleets.recent.clear()
+    _diagnosis, _wire.diagnose = diagnosis, diagnosis.finding_or_inconclusive
+    try:
+        yield
+    finally:
+        _diagnosis, _wire.diagnose = None, None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, object]:
+    """A refusal the test did not expect is a finding on the clauses it cites, unless a
+    policy rule it relies on is misread: then the test is inconclusive, naming the rule."""
+    try:
+        return (yield)
+    except OutcomeError as refused:
+        diagnosis = _diagnosis
+        if diagnosis is not None:
+            # No sentences given: the finding would be on the ones the test cites.
+            broken_first = diagnosis.refusal_or_inconclusive(refused.kind) or diagnosis.finding_or_inconclusive(())
+            if broken_first is not None:
+                raise broken_first from refused
+        raise

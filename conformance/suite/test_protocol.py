@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from conformance import DriverSut, Nonconformance, Sut, clause
+from conformance import DriverSut, Inconclusive, Nonconformance, Sut, clause
 from conformance._channel import ChannelError, RawChannel
 from conformance._protocol import PROTOCOL_VERSION, reply_problem
 from conformance._wire_types import Definition
@@ -46,7 +46,7 @@ class _Checked:
         self.channel, self.clause = channel, clause_id
         self.exchange: list[Any] = []
 
-    def fail(self, message: str, *, expected: object = None, observed: object = None) -> Nonconformance:
+    def fail(self, message: str, *, expected: object = None, observed: object = None) -> Nonconformance | Inconclusive:
         case = {"exchange": self.exchange[-12:], "stderr": self.channel.stderr_tail()[-2000:]}
         return fail((self.clause,), message, expected=expected, observed=observed, case=case)
 

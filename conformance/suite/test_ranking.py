@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from conformance import OutcomeError, Sut, clause
-from conformance._errors import Nonconformance
+from conformance._errors import Inconclusive, Nonconformance
 from conformance.suite._fleets import Fleets
 from conformance.suite._probes import PROBES
 from conformance.suite._vectors import Diagnosis, Mismatch, Outcome, Probe, Violation
@@ -61,7 +61,7 @@ def _case(probe: Probe, found: Mismatch) -> dict[str, Any]:
     } | dict(found.detail)
 
 
-def _finding(probe: Probe, found: Outcome, blamed: Sequence[str]) -> Nonconformance:
+def _finding(probe: Probe, found: Outcome, blamed: Sequence[str]) -> Nonconformance | Inconclusive:
     if isinstance(found, Violation):
         return fail(found.sentences, found.message, observed=found.observed, case={"probe": probe.id})
     vector = found.case

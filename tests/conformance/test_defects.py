@@ -139,18 +139,21 @@ def test_an_allowlist_misread_is_not_blamed_on_the_required_tools(tmp_path: Path
 
 @pytest.mark.e2e
 @pytest.mark.slow
-def test_a_denied_pin_counted_as_required_is_blamed_on_denial_and_pins_only(tmp_path: Path) -> None:
+def test_a_pin_that_beats_its_denial_is_blamed_on_denial_alone(tmp_path: Path) -> None:
     """A host that lets a pin beat its denial requires more tools and refuses runs that fit:
-    denial and pins broke (POL-2, POL-7), not the first round's caps or budget, nor the
-    general rule (POL-1): the host holds the denied pin eligible."""
+    denial broke (POL-2.2), not the sentences on pins (POL-7: with room for every pin, the
+    run opens with the denied pin active, which no reading of them explains), the first
+    round's caps or budget, nor the general rule (POL-1): the host holds the denied pin
+    eligible."""
     clauses = ["POL-2", "POL-7", "SEL-2", "SEL-3", "BUD-1"]
     code, cert, output = certify(defect_cmd("pinned_beats_deny"), clauses, tmp_path)
 
     assert code == 1 and not cert["errors"], output
-    assert {c for f in cert["failures"] for c in f["clauses"]} == {"POL-2", "POL-7"}, output
+    assert {c for f in cert["failures"] for c in f["clauses"]} == {"POL-2"}, output
 
 
-# A broken budget, required tools, isolation or small-room discovery show in many checks:
+# A broken budget, required tools, isolation, small-room discovery or policy rule, or an
+# under-reporting discovery result, show in many checks:
 # those of other sentences end inconclusive naming the sentence (the watermark guard of
 # conformance._sut, the required-tools checks of the first round, the catalog and the
 # vectors, the vectors' rerun over fresh servers), and only its own clause fails.
@@ -170,6 +173,38 @@ GUARDED = [
     # Discovery that activates nothing when the room left is below the limit stops short of
     # the watermark: the budget's checks check a named call in a small room first.
     pytest.param("nothing_when_room_below_limit", ["DSC-5", "BUD-2"], "DSC-5", id="small-room-left-empty"),
+    # A misread policy rule: every finding and precondition asks the policy diagnosis first
+    # (suite/_eligibility), which opens one server under one rule at a time.
+    pytest.param(
+        "allow_excludes_destructive",
+        ["POL-5", "CAT-1", "CAT-2", "POL-4", "POL-6", "SEL-2", "ERR-1", "ERR-2"],
+        "POL-5",
+        id="allow-misread",
+    ),
+    pytest.param("all_mode_honours_allowed_tools", ["POL-4", "POL-6", "SEL-2"], "POL-4", id="all-mode-misread"),
+    pytest.param(
+        "denied_only_in_auto",
+        ["POL-2", "CAT-3", "POL-7", "SEL-2", "DSC-1", "DEF-1", "DEF-4", "BUD-1"],
+        "POL-2",
+        id="deny-misread",
+    ),
+    pytest.param(
+        "empty_allowlist_admits_all",
+        ["POL-3", "CAT-3", "CAT-4", "POL-6", "SEL-2", "SEL-3", "DSC-1", "DEF-1", "BUD-1", "BUD-4", "ERR-1"],
+        "POL-3",
+        id="empty-allowlist-misread",
+    ),
+    # A run refused for the pins its policy excludes, without naming them: the checks that
+    # expected it open are inconclusive once it opens without them.
+    pytest.param(
+        "excluded_pin_refused_without_naming_it",
+        ["POL-7", "CAT-3", "CAT-4", "SEL-3", "DSC-6", "DSC-9", "DEF-1", "BUD-2", "BUD-3"],
+        "POL-7",
+        id="pins-refused-unnamed",
+    ),
+    # A discovery result that under-reports what it activated: the checks that read the
+    # report ask the definitions and the gate what was activated.
+    pytest.param("activated_lists_only_the_first", ["DSC-6", "DSC-9", "DEF-1"], "DSC-6", id="under-reported"),
 ]
 
 
