@@ -80,7 +80,7 @@ class PolicyDiagnosis:
         for spec, policies in list(self.fleets.recent):
             for server in spec.servers:
                 tools = _tools_of(server)
-                if not tools or len(tools) > _MOST_TOOLS:
+                if not _well_formed(tools) or len(tools) > _MOST_TOOLS:
                     continue
                 misread = self._diagnose(server.id, tools, policies.get(server.id, {}))
                 if misread is not None and misread.sentence.split(".")[0] not in exempt:
@@ -134,8 +134,8 @@ class PolicyDiagnosis:
         pins: dict[str, set[str]] = {}
         for entry in params.get("servers", []):
             sid, policy = entry.get("id", ""), entry.get("policy") or {}
-            if sid in known and policy.get("pinnedTools"):
-                excluded = set(server_model(sid, _tools_of(known[sid]), policy).excluded_pins)
+            if sid in known and policy.get("pinnedTools") and _well_formed(tools := _tools_of(known[sid])):
+                excluded = set(server_model(sid, tools, policy).excluded_pins)
                 if excluded:
                     pins[sid] = excluded
         return pins
@@ -145,6 +145,19 @@ class PolicyDiagnosis:
         if key not in self._found:
             self._found[key] = _in_a_thread(lambda: _first_misread(self.sut, self.fleets, sid, tools, policy))
         return self._found[key]
+
+
+def _well_formed(tools: Sequence[ListedTool]) -> bool:
+    """Whether a control can serve ``tools`` again as they are: named, once each, described
+    and annotated or not at all (a server listing a malformed tool is ERR-8's subject)."""
+    names_ = [t.get("name") for t in tools]
+    return (
+        bool(tools)
+        and all(isinstance(n, str) and n for n in names_)
+        and len(set(names_)) == len(names_)
+        and all(isinstance(t.get("annotations"), Mapping | None) for t in tools)
+        and all(isinstance(t.get("description"), str | None) for t in tools)
+    )
 
 
 def _tools_of(server: ServerSpec) -> list[ListedTool]:
