@@ -87,16 +87,20 @@ class PolicyDiagnosis:
                     return Inconclusive(misread.sentence, misread.what, observed=misread.observed)
         return None
 
-    def refusal_or_inconclusive(self, kind: str) -> Inconclusive | None:
-        """For a refusal (``kind``) a test did not expect: when the refused run pins tools its
-        policies exclude and opens once they are left out, the inconclusive outcome naming
-        POL-7 (the refusal was for the pins: a host may refuse such a run, ID-9, with an error
-        that names them, which the checks accept). None otherwise."""
-        params = self.sut.last_opened
+    def refusal_or_inconclusive(
+        self, kind: str, sentences: Sequence[str] = (), params: OpenParams | None = None
+    ) -> Inconclusive | None:
+        """For a refusal (``kind``) of a ``run.open`` (``params``, or the last sent) that a
+        finding on ``sentences`` (none: the ones the test cites) is about: when the refused
+        run pins tools its policies exclude, and opens or is refused otherwise once they are
+        left out, the inconclusive outcome naming POL-7 (the refusal was for the pins: a host
+        may refuse such a run, ID-9, with an error that names them, which the checks accept).
+        None otherwise, and for a finding on POL-7."""
+        params = params or self.sut.last_opened
         if (
             params is None
             or kind not in ("config_error", "selection_error")
-            or "POL-7" in {s.split(".")[0] for s in self.sut.cited}
+            or "POL-7" in {s.split(".")[0] for s in (sentences or self.sut.cited)}
         ):
             return None
         pins = self._excluded_pins(params)
@@ -118,11 +122,12 @@ class PolicyDiagnosis:
                 server.update(fresh[server["id"]])
                 server["policy"] = policy
             opened = _in_a_thread(lambda: asyncio.run(refusal_or(self.sut, without)))
-        if isinstance(opened, OutcomeError):
+        if isinstance(opened, OutcomeError) and opened.kind == kind:
             return None
+        now = "opens" if not isinstance(opened, OutcomeError) else f"is refused with a {opened.kind}"
         return Inconclusive(
             "POL-7.2",
-            f"the run was refused with a {kind}, and opens once the pins its policies exclude are left out: "
+            f"the run was refused with a {kind}, and {now} once the pins its policies exclude are left out: "
             "a refusal for them must name them (ID-9), and they are never required",
             observed={"excluded pins": {sid: sorted(names) for sid, names in pins.items()}},
         )

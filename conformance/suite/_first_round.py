@@ -47,6 +47,8 @@ class Opened:
     #: What ``then`` returned, and the ``tools/call`` events the servers saw by then.
     after: Any = None
     calls: list[ToolCalled] = field(default_factory=list)
+    #: The ``run.open`` params of the run (the last attempt, when it was opened again).
+    params: OpenParams | None = None
 
     def definitions(self, sentences: Sequence[str]) -> list[Definition]:
         """The definitions of a run that had to open; a refusal is a finding on ``sentences``."""
@@ -57,6 +59,7 @@ class Opened:
                 expected="an open run",
                 observed=str(self.got),
                 case=self.case,
+                refused=(self.got, self.params),
             )
         return self.got
 
@@ -77,6 +80,7 @@ class Opened:
                 expected=f"{model.error}: {model.why}",
                 observed=str(self.got),
                 case=self.case,
+                refused=(self.got, self.params),
             )
         return fail(
             (model.error_sentence,),
@@ -140,7 +144,7 @@ def open_first_round(
             # How many tools a run requires follows from which pins count: when a host counts
             # the ones its policies exclude, that is what broke first (POL-7.1).
             excluded_pins_not_required(sut, served, model, base)
-        opened = Opened(model, served.tools, names(base), got, case, after, served.ledger().calls())
+        opened = Opened(model, served.tools, names(base), got, case, after, served.ledger().calls(), params)
     if isinstance(got, list) and model.error is None:
         # What fills the rest of the first round, and what discovery can still activate, is
         # predicted from the required tools: a run that left some out broke that first.

@@ -116,13 +116,28 @@ def portable(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 #: Asked before a finding is made: an inconclusive outcome naming the clause the SUT broke
 #: first, when what the finding relies on is broken (set per test by the suite's conftest).
 diagnose: Callable[[Sequence[str]], Inconclusive | None] | None = None
+#: Asked before a finding on a refused ``run.open`` (its kind, the finding's sentences, the
+#: params when known, else the last ones sent): the
+#: inconclusive outcome naming the clause the refusal was for (set with `diagnose`).
+diagnose_refusal: Callable[[str, Sequence[str], OpenParams | None], Inconclusive | None] | None = None
 
 
 def fail(
-    sentences: Sequence[str], message: str, *, expected: object = None, observed: object = None, case: Any = None
+    sentences: Sequence[str],
+    message: str,
+    *,
+    expected: object = None,
+    observed: object = None,
+    case: Any = None,
+    refused: tuple[OutcomeError, OpenParams | None] | None = None,
 ) -> Nonconformance | Inconclusive:
-    """A finding on ``sentences`` (ids like ``"DSC-5.2"``), with what replays it; or, when
-    `diagnose` finds a clause the check relies on broken, the inconclusive outcome naming it."""
+    """A finding on ``sentences`` (ids like ``"DSC-5.2"``), with what replays it; or, when a
+    clause the check relies on is broken (`diagnose`, and for a finding on a run.open being
+    ``refused``, the refusal and the params, `diagnose_refusal`), the inconclusive outcome
+    naming it."""
+    refused_for = diagnose_refusal(refused[0].kind, sentences, refused[1]) if refused and diagnose_refusal else None
+    if refused_for is not None:
+        return refused_for
     if diagnose is not None and (broken_first := diagnose(sentences)) is not None:
         return broken_first
     return Nonconformance(sentences, message, expected=expected, observed=observed, case=case)

@@ -52,10 +52,11 @@ def _findings_diagnosed(request: pytest.FixtureRequest) -> Iterator[None]:
     diagnosis: PolicyDiagnosis = request.getfixturevalue("policy_diagnosis")
     diagnosis.fleets.recent.clear()
     _diagnosis, _wire.diagnose = diagnosis, diagnosis.finding_or_inconclusive
+    _wire.diagnose_refusal = diagnosis.refusal_or_inconclusive
     try:
         yield
     finally:
-        _diagnosis, _wire.diagnose = None, None
+        _diagnosis, _wire.diagnose, _wire.diagnose_refusal = None, None, None
 
 
 @pytest.hookimpl(wrapper=True)
