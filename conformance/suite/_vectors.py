@@ -44,6 +44,7 @@ from importlib import resources
 from typing import Any, Final
 
 from conformance._clauses import CLAUSES
+from conformance._errors import Inconclusive
 from conformance._wire_types import ToolPolicy
 from conformance.suite._predictions import DEFAULT_MAX_ACTIVE, DYNAMIC, FIRST_ROUND, FIRST_ROUND_SERVER_CAP
 
@@ -637,6 +638,23 @@ class Diagnosis:
             for other in self.differing(sentence):
                 found.update(dict.fromkeys(self.blame(other)))
         return tuple(found)
+
+    def accounting(self, sentences: Iterable[str], cited: Collection[str]) -> tuple[str, ...]:
+        """What :meth:`explain` finds broken among ``sentences`` and what they assume, for a
+        check that cites ``cited`` to blame its own difference on. A sentence found broken that
+        the check does not cite (discovery past its limit, DSC-5.1, say) is not its to report:
+        the check ends inconclusive, naming it, and that sentence's checks report it.
+
+        Raises:
+            Inconclusive: naming the first sentence found broken that the check does not cite.
+        """
+        explained = self.explain(sentences)
+        outside = [s for s in explained if s not in cited]
+        if outside:
+            raise Inconclusive(
+                outside[0], "the lexical vectors find it broken, which accounts for the difference", observed=outside
+            )
+        return explained
 
 
 def assumed(sentences: Iterable[str], groups: Iterable[VectorGroup] | None = None) -> tuple[str, ...]:

@@ -691,7 +691,7 @@ def test_lexical_discovery_activates_the_best_ranked_relevant_candidates_in_orde
                 continue
             if got != expected:
                 irrelevant = sorted(set(got) - RELEVANT[query])
-                explained = vector_diagnosis.explain(LEXICAL_RELIES_ON)
+                explained = vector_diagnosis.accounting(LEXICAL_RELIES_ON, sut.cited)
                 raise fail(
                     explained or (("DSC-10.2",) if irrelevant else ("DSC-10.3",)),
                     f"discovery activated tools without a relevance signal from the query: {irrelevant}"

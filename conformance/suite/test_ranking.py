@@ -388,7 +388,7 @@ def test_the_top_discovery_candidate_is_the_one_the_lexical_scores_give(
     got, case = top(sut, fleets, servers, query)
     if got != [expected]:
         # A sentence the rule relies on, found broken by the vectors that isolate it, accounts for it.
-        explained = vector_diagnosis.explain(assumes)
+        explained = vector_diagnosis.accounting(assumes, sut.cited)
         raise fail(
             explained or (sentence,),
             "discovery's top candidate is not the one the lexical scores give"

@@ -680,7 +680,7 @@ def test_the_first_round_walks_one_global_ranking(
     # The walk skips a server at its cap: a server past it broke SEL-1 first.
     first_round_capped(first_round(tools, policies, base), tools, got)
     if got != expected:
-        explained = vector_diagnosis.explain(FIRST_ROUND_RELIES_ON)
+        explained = vector_diagnosis.accounting(FIRST_ROUND_RELIES_ON, sut.cited)
         raise fail(
             explained or (sentence,),
             "the first round did not take the tools one global ranking gives"
