@@ -16,12 +16,22 @@ from typing import Any
 
 import pytest
 
+from conformance import Inconclusive
 from conformance._clauses import clause_id_of
 from conformance.suite import test_discovery, test_ranking, test_selection
 from conformance.suite._discovery_cases import LEXICAL_DISCOVERY, LEXICAL_TOOLS
 from conformance.suite._predictions import FIRST_ROUND, FIRST_ROUND_SERVER_CAP
 from conformance.suite._probes import PROBES
-from conformance.suite._vectors import LEXICAL_SENTENCES, VectorCase, VectorGroup, VectorTool, assumed, load_vectors
+from conformance.suite._vectors import (
+    LEXICAL_SENTENCES,
+    Diagnosis,
+    VectorCase,
+    VectorGroup,
+    VectorTool,
+    Violation,
+    assumed,
+    load_vectors,
+)
 from mock_servers import ToolSpec
 from tests.conformance.vectors._defective import DEFECTIVE, Defective, findings
 from tests.conformance.vectors._spec_scorer import rank
@@ -221,3 +231,15 @@ def test_the_lexical_discovery_calls_rely_on_no_ranking_sentence_they_do_not_cit
 
     assert changed == {}
     assert set(assumed(relied)) == relied
+
+
+def test_a_broken_sentence_a_check_does_not_cite_leaves_it_inconclusive_naming_that_sentence() -> None:
+    # Every probe sees discovery past its limit on the way to the ranking.
+    diagnosis = Diagnosis(PROBES, lambda probe: Violation(("DSC-5.1",), "two tools for a limit of 1"))
+    sentences = ("RNK-1.1", "RNK-8.1")
+
+    assert diagnosis.accounting(sentences, cited={"RNK-1.1", "RNK-8.1", "DSC-5.1"}) == ("DSC-5.1",)
+    with pytest.raises(Inconclusive) as caught:
+        diagnosis.accounting(sentences, cited={"RNK-1.1", "RNK-8.1"})
+    assert caught.value.because == "DSC-5.1"
+    assert Diagnosis(PROBES, lambda probe: None).accounting(sentences, cited=set()) == ()
