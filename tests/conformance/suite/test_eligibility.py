@@ -15,7 +15,7 @@ from conformance.suite._eligibility import PolicyDiagnosis
 from conformance.suite._fleets import Fleets, tools_of
 from conformance.suite._preconditions import precondition
 from conformance.suite._wire import open_params, refusal_or, run
-from mock_servers import FleetSpec, ServerSpec
+from mock_servers import Faults, FleetSpec, ServerSpec
 from tests.conformance.suite.hosts import Front, OpenEdit, misreading, twelve_per_server
 
 SPEC = FleetSpec(servers=(ServerSpec(id="s0", tool_count=20), ServerSpec(id="s1", tool_count=20, seed=1)))
@@ -280,3 +280,33 @@ def test_a_finding_made_inside_a_runs_body_is_diagnosed_on_a_thread_of_its_own(f
     found = asyncio.run(body())
 
     assert found is not None and found.because == "POL-4.4"
+
+
+@misreading
+def empty_allowlist_read_as_open(sid: str, policy: ToolPolicy) -> None:
+    """A host that reads an allowlist that leaves allowedTools out as restricting nothing."""
+    if policy.get("mode") == "allowlist" and "allowedTools" not in policy:
+        policy["mode"] = "all"
+
+
+@pytest.mark.e2e
+def test_an_allowlist_that_leaves_its_list_out_and_admits_everything_is_blamed_on_pol_9_2(
+    front: Front, fleets: Fleets
+) -> None:
+    sut = front(opening=empty_allowlist_read_as_open)
+
+    assert _diagnosed(sut, fleets, {"mode": "allowlist"}, s0={"mode": "allowlist", "allowedTools": []}) == "POL-9.2"
+
+
+@pytest.mark.e2e
+def test_a_server_that_lists_a_tool_twice_is_left_to_the_checks_of_malformed_listings(
+    front: Front, fleets: Fleets
+) -> None:
+    sut = front(opening=all_mode_reads_allowed_tools)
+    twice = FleetSpec(servers=(ServerSpec(id="s1", tool_count=20, seed=1, faults=Faults(duplicate_names=1)),))
+    diagnosis = PolicyDiagnosis(sut, fleets)
+    fleets.recent.clear()
+    with fleets.serve(twice, {"s1": {"mode": "all", "allowedTools": _denied(2)}}):
+        pass
+
+    assert diagnosis.finding_or_inconclusive(("SEL-2.1",)) is None
