@@ -38,7 +38,7 @@ from conformance import Inconclusive, OutcomeError, Sut
 from conformance._wire_types import OpenParams, ToolPolicy
 from conformance.suite._fleets import Fleets, tools_of
 from conformance.suite._predictions import DEFAULT_MAX_ACTIVE, FIRST_ROUND_SERVER_CAP, server_model
-from conformance.suite._wire import mcp_definitions, names, open_params, qualified, refusal_or
+from conformance.suite._wire import mcp_definitions, names, open_params, qualified, refusal_or, run
 from mock_servers import FleetSpec, ListedTool, ServerSpec, ToolSpec
 
 __all__ = ["PolicyDiagnosis"]
@@ -121,7 +121,7 @@ class PolicyDiagnosis:
                     policy["pinnedTools"] = [n for n in policy["pinnedTools"] if n not in excluded]
                 server.update(fresh[server["id"]])
                 server["policy"] = policy
-            opened = _in_a_thread(lambda: asyncio.run(refusal_or(self.sut, without)))
+            opened = _in_a_thread(lambda: run(refusal_or(self.sut, without)))
         if isinstance(opened, OutcomeError) and opened.kind == kind:
             return None
         now = "opens" if not isinstance(opened, OutcomeError) else f"is refused with a {opened.kind}"
@@ -276,13 +276,13 @@ def _omission_misread(
     names_ = [t["name"] for t in tools]
     pins = names_[:2]
     room = list(tools[:DEFAULT_MAX_ACTIVE])
-    every: Callable[[set[str] | None], bool] = lambda shown: shown == set(names_)  # noqa: E731
     # (sentence, field, tools, policy with the field left out, the same spelled out, what must show)
     checks: list[tuple[str, str, Sequence[ListedTool], ToolPolicy, ToolPolicy, Callable[[set[str] | None], bool]]]
     checks = []
     if "sideEffects" not in policy:
         spelled: ToolPolicy = {"mode": "all", "maxActiveTools": len(tools), "sideEffects": "allow"}
-        checks.append(("POL-9.4", "sideEffects", tools, {"mode": "all", "maxActiveTools": len(tools)}, spelled, every))
+        left_out: ToolPolicy = {"mode": "all", "maxActiveTools": len(tools)}
+        checks.append(("POL-9.4", "sideEffects", tools, left_out, spelled, lambda shown: shown == set(names_)))
     if "maxActiveTools" not in policy and len(tools) > FIRST_ROUND_SERVER_CAP:
         room_names = {t["name"] for t in room}
         checks.append(
@@ -321,18 +321,18 @@ def _omission_misread(
                 lambda shown: shown == set(),
             )
         )
-    for sentence, field_, served, left_out, spelled_out, holds in checks:
+    for sentence, field_, served, omitted, spelled_out, holds in checks:
         if not holds(_shown(sut, fleets, sid, served, spelled_out)):
             continue
-        shown = _shown(sut, fleets, sid, served, left_out)
+        shown = _shown(sut, fleets, sid, served, omitted)
         if not holds(shown):
             return _Misread(
                 sentence,
                 f"the policy of {sid} leaves out {field_}, which is misread: a run of its tools alone under "
-                f"{json.dumps(left_out)} shows "
+                f"{json.dumps(omitted)} shows "
                 + ("nothing: it was refused" if shown is None else f"{len(shown)} tools")
                 + f", and under {json.dumps(spelled_out)} what it must",
-                {"policy": left_out, "shown": None if shown is None else sorted(shown)},
+                {"policy": omitted, "shown": None if shown is None else sorted(shown)},
             )
     return None
 
@@ -359,7 +359,7 @@ def _shown(
         ),
     )
     with fleets.serve(FleetSpec(servers=(server,)), {sid: policy}, record=False) as served:
-        got = asyncio.run(refusal_or(sut, open_params(served.servers)))
+        got = run(refusal_or(sut, open_params(served.servers)))
     if isinstance(got, OutcomeError):
         return None
     return {n.removeprefix(f"{sid}__") for n in names(mcp_definitions(got, []))}

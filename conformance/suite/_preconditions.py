@@ -68,7 +68,7 @@ def precondition(sentence: str, holds: bool, what: str, *, observed: object = No
         raise UnknownClause(sentence, " (named by a precondition)")
     if not holds:
         # A misread policy rule breaks what the sentence predicts too: name the rule.
-        if _wire.diagnose is not None and (misread := _wire.diagnose((sentence,))) is not None:
+        if _wire.diagnosis is not None and (misread := _wire.diagnosis.finding_or_inconclusive((sentence,))):
             raise misread
         raise Inconclusive(sentence, what, observed=observed)
 

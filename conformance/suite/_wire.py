@@ -9,8 +9,8 @@ process or behind a driver.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
-from typing import Any, Final, TypeVar
+from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from typing import Any, Final, Protocol, TypeVar
 
 from conformance._errors import Inconclusive, Nonconformance, OutcomeError
 from conformance._sut import Sut
@@ -113,13 +113,22 @@ def portable(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in e.items() if k not in _VOLATILE} for e in events]
 
 
-#: Asked before a finding is made: an inconclusive outcome naming the clause the SUT broke
-#: first, when what the finding relies on is broken (set per test by the suite's conftest).
-diagnose: Callable[[Sequence[str]], Inconclusive | None] | None = None
-#: Asked before a finding on a refused ``run.open`` (its kind, the finding's sentences, the
-#: params when known, else the last ones sent): the
-#: inconclusive outcome naming the clause the refusal was for (set with `diagnose`).
-diagnose_refusal: Callable[[str, Sequence[str], OpenParams | None], Inconclusive | None] | None = None
+class Diagnosis(Protocol):
+    """What a finding asks before it is made (:mod:`conformance.suite._eligibility`)."""
+
+    def finding_or_inconclusive(self, sentences: Sequence[str]) -> Inconclusive | None:
+        """The inconclusive outcome naming a clause the finding on ``sentences`` relies on
+        that the SUT broke, or None."""
+
+    def refusal_or_inconclusive(
+        self, kind: str, sentences: Sequence[str] = (), params: OpenParams | None = None
+    ) -> Inconclusive | None:
+        """For a finding on a refused ``run.open`` (``params``, or the last sent): the
+        inconclusive outcome naming the clause the refusal was for, or None."""
+
+
+#: Asked before a finding is made, set per test by the suite's conftest.
+diagnosis: Diagnosis | None = None
 
 
 def fail(
@@ -131,15 +140,14 @@ def fail(
     case: Any = None,
     refused: tuple[OutcomeError, OpenParams | None] | None = None,
 ) -> Nonconformance | Inconclusive:
-    """A finding on ``sentences`` (ids like ``"DSC-5.2"``), with what replays it; or, when a
-    clause the check relies on is broken (`diagnose`, and for a finding on a run.open being
-    ``refused``, the refusal and the params, `diagnose_refusal`), the inconclusive outcome
-    naming it."""
-    refused_for = diagnose_refusal(refused[0].kind, sentences, refused[1]) if refused and diagnose_refusal else None
-    if refused_for is not None:
-        return refused_for
-    if diagnose is not None and (broken_first := diagnose(sentences)) is not None:
-        return broken_first
+    """A finding on ``sentences`` (ids like ``"DSC-5.2"``), with what replays it; or, when
+    `diagnosis` finds a clause the check relies on broken (for a finding on a run.open being
+    ``refused``, with its params, the refusal first), the inconclusive outcome naming it."""
+    if diagnosis is not None:
+        if refused and (refused_for := diagnosis.refusal_or_inconclusive(refused[0].kind, sentences, refused[1])):
+            return refused_for
+        if (broken_first := diagnosis.finding_or_inconclusive(sentences)) is not None:
+            return broken_first
     return Nonconformance(sentences, message, expected=expected, observed=observed, case=case)
 
 

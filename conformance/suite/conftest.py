@@ -32,10 +32,6 @@ def vector_diagnosis(sut: Sut, fleets: Fleets) -> Iterator[Diagnosis]:
         yield diagnosis
 
 
-#: The policy diagnosis of the test running now, if it serves fleets to the SUT.
-_diagnosis: PolicyDiagnosis | None = None
-
-
 @pytest.fixture(scope="session")
 def policy_diagnosis(sut: Sut, fleets: Fleets) -> PolicyDiagnosis:
     """Which policy rule the SUT misreads, asked on the way to a finding (see _eligibility)."""
@@ -48,25 +44,24 @@ def _findings_diagnosed(request: pytest.FixtureRequest) -> Iterator[None]:
     if not {"sut", "fleets"} <= set(request.fixturenames):
         yield
         return
-    global _diagnosis
     diagnosis: PolicyDiagnosis = request.getfixturevalue("policy_diagnosis")
     diagnosis.fleets.recent.clear()
-    _diagnosis, _wire.diagnose = diagnosis, diagnosis.finding_or_inconclusive
-    _wire.diagnose_refusal = diagnosis.refusal_or_inconclusive
+    _wire.diagnosis = diagnosis
     try:
         yield
     finally:
-        _diagnosis, _wire.diagnose, _wire.diagnose_refusal = None, None, None
+        _wire.diagnosis = None
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, object]:
-    """A refusal the test did not expect is a finding on the clauses it cites, unless a
-    policy rule it relies on is misread: then the test is inconclusive, naming the rule."""
+    """A refusal the test did not expect is a finding on the clauses it cites, unless it was
+    for pins a policy excludes or a policy rule is misread: then the test is inconclusive,
+    naming that."""
     try:
         return (yield)
     except OutcomeError as refused:
-        diagnosis = _diagnosis
+        diagnosis = _wire.diagnosis
         if diagnosis is not None:
             # No sentences given: the finding would be on the ones the test cites.
             broken_first = diagnosis.refusal_or_inconclusive(refused.kind) or diagnosis.finding_or_inconclusive(())

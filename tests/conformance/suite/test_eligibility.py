@@ -192,13 +192,13 @@ def _misreading_all_mode(front: Front, fleets: Fleets) -> PolicyDiagnosis:
 @pytest.mark.e2e
 def test_a_finding_or_a_precondition_becomes_inconclusive_naming_the_misread_rule(front: Front, fleets: Fleets) -> None:
     diagnosis = _misreading_all_mode(front, fleets)
-    _wire.diagnose = diagnosis.finding_or_inconclusive
+    _wire.diagnosis = diagnosis
     try:
         found = _wire.fail(("SEL-2.1",), "the first round did not fill")
         with pytest.raises(Inconclusive) as caught:
             precondition("POL-6.2", False, "required tools are missing")
     finally:
-        _wire.diagnose = None
+        _wire.diagnosis = None
 
     assert isinstance(found, Inconclusive) and found.because == "POL-4.4"
     assert caught.value.because == "POL-4.4"
