@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+import jsonschema_rs
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
 __all__ = ["METHODS", "ParamsProblem", "params_problem", "preload"]
@@ -31,15 +32,32 @@ class ParamsProblem:
 
 
 @functools.cache
-def _validator(method: str) -> Draft202012Validator:
+def _schema(method: str) -> Any:
     text = (
         resources.files("conformance").joinpath("protocol").joinpath(f"{method}.params.schema.json").read_text("utf-8")
     )
-    return Draft202012Validator(json.loads(text))
+    return json.loads(text)
+
+
+@functools.cache
+def _validator(method: str) -> Draft202012Validator:
+    return Draft202012Validator(_schema(method))
+
+
+@functools.cache
+def _accepts(method: str) -> jsonschema_rs.Draft202012Validator:
+    """The schema compiled for a yes-or-no answer, which every request asks for."""
+    return jsonschema_rs.Draft202012Validator(_schema(method))
 
 
 def params_problem(method: str, params: Any) -> ParamsProblem | None:
     """The shallowest problem of ``params`` for ``method`` (a protocol method), or None."""
+    try:
+        if _accepts(method).is_valid(params):
+            return None
+    except ValueError:
+        pass  # a string the compiled twin cannot hold (a lone surrogate): jsonschema decides
+    # Only refused params pay for jsonschema's walk, which words the problem.
     errors = sorted(
         _validator(method).iter_errors(params), key=lambda error: (len(error.absolute_path), error.json_path)
     )
@@ -55,3 +73,4 @@ def preload() -> None:
     """Read every method's schema now, so that checking params later opens no file."""
     for method in METHODS:
         _validator(method)
+        _accepts(method)

@@ -9,10 +9,15 @@ from importlib import resources
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
 from conformance import Definition, DriverSut, SutMisbehaved, UsageError
 from conformance._cli import main
 from conformance._protocol import METHODS, command, reply_problem, requirements, schema, schema_names, validate
+from tests.fuzz import EXAMPLES, fuzzing
+from tests.json_values import near
 
 Argv = Callable[..., list[str]]
 
@@ -77,6 +82,55 @@ def test_every_example_exchange_of_protocol_md_validates() -> None:
 
     assert pending == {}
     assert invalid_params == ["run.open $.servers[0].transport.type: 'pigeon' is not one of ['stdio', 'http']"]
+
+
+def _valid_values() -> list[tuple[str, Any, Any]]:
+    """(method, direction, value) for every request and reply among PROTOCOL.md's examples."""
+    values: list[tuple[str, Any, Any]] = []
+    pending: dict[Any, str] = {}
+    for arrow, message in _examples():
+        if (
+            not isinstance(message, dict)
+            or message.get("id") is None
+            or message.get("method", "") not in (*METHODS, "")
+        ):
+            continue
+        if arrow == "→" and "id" in message:
+            values.append((message["method"], "params", message.get("params", {})))
+            pending[message["id"]] = message["method"]
+        elif arrow == "←" and message["id"] in pending:
+            method = pending[message["id"]]
+            values.append(
+                (method, "error", message["error"]) if "error" in message else (method, "result", message["result"])
+            )
+            if isinstance(message.get("result"), dict) and "structuredContent" in message["result"]:
+                values.append((method, "discovery", message["result"]["structuredContent"]))
+    return values
+
+
+VALID = _valid_values()
+
+
+@pytest.mark.parametrize("examples", EXAMPLES)
+def test_a_value_is_valid_exactly_when_jsonschema_accepts_it(examples: int) -> None:
+    """The compiled validator answers first; it must never accept what jsonschema refuses."""
+
+    @fuzzing(examples * 4)
+    @given(st.sampled_from(VALID).flatmap(lambda seed: st.tuples(st.just(seed), near(seed[2]))))
+    def check(drawn: tuple[tuple[str, Any, Any], Any]) -> None:
+        (method, direction, _), value = drawn
+        name = (
+            "error"
+            if direction == "error"
+            else "run.call.discovery"
+            if direction == "discovery"
+            else f"{method}.{direction}"
+        )
+        full = Draft202012Validator(schema(name))
+
+        assert (validate(value, method, direction) == []) == full.is_valid(value), value
+
+    check()
 
 
 def test_requirements_are_numbered_from_p1_without_gaps() -> None:
