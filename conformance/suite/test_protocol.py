@@ -1,9 +1,11 @@
 """The driver protocol itself (PRO-*), then a smoke check that the SUT answers at all.
 
-The PRO checks write raw lines to a fresh process of the driver's command (a channel of
-their own, so that a driver that dies of a bad line does not take the shared one along)
-and read exactly what comes back. An in-process SUT speaks no protocol: for it they are not
-applicable.
+The PRO checks write raw lines to a process of the driver's command of their own (so that a
+driver that dies of a bad line does not take the shared one along) and read exactly what
+comes back. A check that passes hands its process on to the next, once a last request shows
+that no line is left unread: a check that fails, or leaves the driver out of step, ends it,
+so that what it did cannot show in another check. An in-process SUT speaks no protocol:
+for it they are not applicable.
 """
 
 from __future__ import annotations
@@ -107,20 +109,74 @@ def _same_type(left: Any, right: Any) -> bool:
     return isinstance(left, str) == isinstance(right, str)
 
 
+class _Spare:
+    """The driver process the last passing check handed on (starting one costs a second)."""
+
+    def __init__(self) -> None:
+        self.channel: RawChannel | None = None
+        self._syncs = 0
+
+    def take(self) -> RawChannel | None:
+        channel, self.channel = self.channel, None
+        return channel
+
+    def keep(self, channel: RawChannel) -> None:
+        """Keep ``channel`` for the next check if the very next line answers a last request; end it otherwise."""
+        self._syncs += 1
+        sync = f"in step {self._syncs}"
+        try:
+            reply = channel.request(sync, "initialize", INITIALIZE)
+        except ChannelError:
+            reply = None
+        if isinstance(reply, dict) and reply.get("id") == sync and "result" in reply:
+            self.channel = channel
+        else:
+            channel.close()
+
+    def close(self) -> None:
+        channel = self.take()
+        if channel is not None:
+            channel.close()
+
+
+@pytest.fixture(scope="module")
+def spare() -> Iterator[_Spare]:
+    held = _Spare()
+    yield held
+    held.close()
+
+
 @contextmanager
-def _channel(sut: Sut, clause_id: str, *, initialized: bool = True) -> Iterator[_Checked]:
-    """A raw channel to a fresh driver process; ``initialized``: after a first ``initialize`` of version 1."""
+def _channel(
+    sut: Sut, clause_id: str, *, initialized: bool = True, spare: _Spare | None = None, hand_on: bool = True
+) -> Iterator[_Checked]:
+    """A raw channel to a driver process of this check's own.
+
+    ``initialized``: after an ``initialize`` of version 1 (a fresh process sees it first).
+    ``spare``: take the process a passing check handed on, if any, and hand this one on
+    when the check passes (``hand_on``: the check leaves the process running).
+    """
     adapter = sut.adapter
     if not isinstance(adapter, DriverSut):
         pytest.skip(
             "not applicable: the driver protocol is checked only for an implementation run as a driver "
             "(--sut-cmd); this one is an in-process adapter"
         )
-    with adapter.raw_channel() as channel:
+    channel = spare.take() if spare is not None else None
+    if channel is None:
+        channel = adapter.raw_channel()
+    passed = False
+    try:
         checked = _Checked(channel, clause_id)
         if initialized:
             checked.result("init", "initialize", INITIALIZE)
         yield checked
+        passed = True
+    finally:
+        if passed and hand_on and spare is not None:
+            spare.keep(channel)
+        else:
+            channel.close()
 
 
 def _listings(served: Fleet) -> int:
@@ -129,8 +185,8 @@ def _listings(served: Fleet) -> int:
 
 
 @clause("PRO-1.1", "PRO-1.2")
-def test_every_request_gets_one_reply_in_the_order_it_was_sent(sut: Sut, fleets: Fleets) -> None:
-    with fleets.serve(FLEET) as served, _channel(sut, "PRO-1") as channel:
+def test_every_request_gets_one_reply_in_the_order_it_was_sent(sut: Sut, fleets: Fleets, spare: _Spare) -> None:
+    with fleets.serve(FLEET) as served, _channel(sut, "PRO-1", spare=spare) as channel:
         # run.open has servers to reach; the requests behind it have nothing to wait for.
         # Ids a driver may mistake for "no id" (0, ""), or turn into another type ("4").
         requests = [
@@ -178,8 +234,8 @@ NOT_JSON = {
 
 
 @clause("PRO-2.1", "PRO-2.2")
-def test_a_line_that_is_not_json_is_a_parse_error_and_the_driver_goes_on(sut: Sut) -> None:
-    with _channel(sut, "PRO-2") as channel:
+def test_a_line_that_is_not_json_is_a_parse_error_and_the_driver_goes_on(sut: Sut, spare: _Spare) -> None:
+    with _channel(sut, "PRO-2", spare=spare) as channel:
         for what, line in NOT_JSON.items():
             channel.write(line)
             reply = channel.read(f"the line that is not JSON ({what})")
@@ -194,16 +250,18 @@ def test_a_line_that_is_not_json_is_a_parse_error_and_the_driver_goes_on(sut: Su
 
 
 @clause("PRO-3.1")
-def test_an_unknown_method_is_method_not_found_and_the_driver_goes_on(sut: Sut) -> None:
-    with _channel(sut, "PRO-3") as channel:
+def test_an_unknown_method_is_method_not_found_and_the_driver_goes_on(sut: Sut, spare: _Spare) -> None:
+    with _channel(sut, "PRO-3", spare=spare) as channel:
         for i, method in enumerate(("run.explode", "tools/list", "Initialize", "run.open ", "")):
             channel.error_code(f"m{i}", method, {}, -32601, f"the unknown method {method!r}")
         channel.still_serving("unknown methods")
 
 
 @clause("PRO-4.1", "PRO-4.2")
-def test_invalid_params_are_refused_with_invalid_params_and_have_no_effect(sut: Sut, fleets: Fleets) -> None:
-    with fleets.serve(FLEET) as served, _channel(sut, "PRO-4") as channel:
+def test_invalid_params_are_refused_with_invalid_params_and_have_no_effect(
+    sut: Sut, fleets: Fleets, spare: _Spare
+) -> None:
+    with fleets.serve(FLEET) as served, _channel(sut, "PRO-4", spare=spare) as channel:
         # The largest time limits the protocol allows (P22): the valid side of the two below.
         good = open_params(served.servers) | {"listTimeoutSeconds": 86400, "callTimeoutSeconds": 86400}
         run_id = channel.result("open", "run.open", good).get("runId")
@@ -280,8 +338,8 @@ _NOT_A_REQUEST = (
 
 
 @clause("PRO-5.1", "PRO-5.2")
-def test_a_notification_gets_no_reply_and_has_no_effect(sut: Sut, fleets: Fleets) -> None:
-    with fleets.serve(FLEET) as served, _channel(sut, "PRO-5") as channel:
+def test_a_notification_gets_no_reply_and_has_no_effect(sut: Sut, fleets: Fleets, spare: _Spare) -> None:
+    with fleets.serve(FLEET) as served, _channel(sut, "PRO-5", spare=spare) as channel:
         notifications = [
             _notification("run.open", open_params(served.servers)),
             _notification("run.definitions", {"runId": "no-such-run"}),
@@ -346,8 +404,8 @@ def _session(served: Fleet, run_id: str, definitions: Sequence[Definition]) -> l
 
 
 @clause("PRO-6.1", "PRO-6.2")
-def test_every_reply_validates_against_the_protocol_schemas(sut: Sut, fleets: Fleets) -> None:
-    with fleets.serve(FLEET) as served, _channel(sut, "PRO-6") as channel:
+def test_every_reply_validates_against_the_protocol_schemas(sut: Sut, fleets: Fleets, spare: _Spare) -> None:
+    with fleets.serve(FLEET) as served, _channel(sut, "PRO-6", spare=spare) as channel:
 
         def check(request_id: int, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
             reply = channel.reply(request_id, method, params)
@@ -370,8 +428,8 @@ def test_every_reply_validates_against_the_protocol_schemas(sut: Sut, fleets: Fl
 
 
 @clause("PRO-8.1", "PRO-8.2")
-def test_a_run_id_of_no_open_run_is_unknown_run_and_the_driver_goes_on(sut: Sut, fleets: Fleets) -> None:
-    with fleets.serve(FLEET) as served, _channel(sut, "PRO-8") as channel:
+def test_a_run_id_of_no_open_run_is_unknown_run_and_the_driver_goes_on(sut: Sut, fleets: Fleets, spare: _Spare) -> None:
+    with fleets.serve(FLEET) as served, _channel(sut, "PRO-8", spare=spare) as channel:
         open_id = channel.result("open", "run.open", open_params(served.servers)).get("runId")
         closed_id = channel.result("open another", "run.open", open_params(served.servers)).get("runId")
         channel.result("close it", "run.close", {"runId": closed_id})
@@ -398,9 +456,14 @@ SHUTDOWN_GRACE = 5.0
 
 
 @clause("PRO-7.1")
-def test_after_shutdown_the_driver_and_the_servers_it_started_have_ended(sut: Sut, fleets: Fleets) -> None:
+def test_after_shutdown_the_driver_and_the_servers_it_started_have_ended(
+    sut: Sut, fleets: Fleets, spare: _Spare
+) -> None:
     spec = FleetSpec(servers=(ServerSpec(id="a", tool_count=3), ServerSpec(id="b", tool_count=4)))
-    with fleets.serve(spec, transport="stdio") as served, _channel(sut, "PRO-7.1") as channel:
+    with (
+        fleets.serve(spec, transport="stdio") as served,
+        _channel(sut, "PRO-7.1", spare=spare, hand_on=False) as channel,
+    ):
         # A run left open: shutdown must close it and end its stdio servers.
         channel.result(1, "run.open", open_params(served.servers))
         channel.result(2, "shutdown", {})
@@ -421,9 +484,14 @@ SIGNAL_GRACE = 5.0
 
 
 @clause("PRO-7.2")
-def test_sigterm_with_a_run_open_in_flight_ends_the_driver_and_the_servers_it_started(sut: Sut, fleets: Fleets) -> None:
+def test_sigterm_with_a_run_open_in_flight_ends_the_driver_and_the_servers_it_started(
+    sut: Sut, fleets: Fleets, spare: _Spare
+) -> None:
     spec = FleetSpec(servers=(ServerSpec(id="stuck", tool_count=3, faults=Faults(hang_on_list=0)),))
-    with fleets.serve(spec, transport="stdio") as served, _channel(sut, "PRO-7.2") as channel:
+    with (
+        fleets.serve(spec, transport="stdio") as served,
+        _channel(sut, "PRO-7.2", spare=spare, hand_on=False) as channel,
+    ):
         # A listing that never ends, under a list time-out far beyond the wait: run.open is in flight.
         channel.send(_request(1, "run.open", open_params(served.servers) | {"listTimeoutSeconds": 3600}))
         deadline = time.monotonic() + channel.channel.timeout
@@ -468,8 +536,10 @@ def _black_hole() -> Iterator[str]:
 
 
 @clause("PRO-9.1", "PRO-9.2")
-def test_a_server_that_never_completes_the_handshake_fails_run_open_and_the_driver_goes_on(sut: Sut) -> None:
-    with _black_hole() as url, _channel(sut, "PRO-9.1") as channel:
+def test_a_server_that_never_completes_the_handshake_fails_run_open_and_the_driver_goes_on(
+    sut: Sut, spare: _Spare
+) -> None:
+    with _black_hole() as url, _channel(sut, "PRO-9.1", spare=spare) as channel:
         servers = {
             "a stdio server that never answers": {"type": "stdio", "command": sys.executable, "args": ["-c", SILENT]},
             "an HTTP endpoint that never replies": {"type": "http", "url": url},
