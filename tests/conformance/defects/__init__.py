@@ -39,7 +39,7 @@ SAMPLE: frozenset[str] = frozenset(
         "string_true_is_true",
         "gate_calls_before_refusing",
         "pagination_ignored",
-        "ties_by_listing_order",
+        "ties_casefolded",
         "dies_on_garbage",
         "evicted_tool_still_executable",
         "removed_tools_reach_the_server",
