@@ -47,7 +47,7 @@ def _run(name: str, args: argparse.Namespace) -> list[Table]:
         return run_test_cost(args.baseline)
     from ._suite import run_suite_cost
 
-    return run_suite_cost()
+    return run_suite_cost(args.baseline)
 
 
 def _sections(text: str) -> tuple[list[str], dict[str, list[str]]]:
@@ -80,7 +80,8 @@ def main(argv: list[str] | None = None) -> int:
         "--baseline",
         type=Path,
         metavar="DIR",
-        help="test-cost: also time the gate of the checkout in DIR (an earlier commit, installed), beside today's",
+        help="test-cost: also time the gate of the checkout in DIR (an earlier commit), beside today's; "
+        "suite-cost: also certify the conformant driver with that checkout (its .venv installed)",
     )
     args = parser.parse_args(argv)
     chosen = args.sections or [
