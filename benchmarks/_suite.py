@@ -158,8 +158,7 @@ def run_suite_cost(baseline: Path | None = None) -> list[Table]:
             if earlier is not None and baseline is not None:
                 table.notes.append(
                     f"The earlier checkout is commit {_commit(baseline)}: its suite certified its reference driver "
-                    f"right after today's ({fmt_seconds(earlier.cpu)} of CPU, "
-                    f"`{_outcome(earlier.certificate)}`)."
+                    f"right after today's ({fmt_seconds(earlier.cpu)} of CPU; {_outcome(earlier.certificate)})."
                 )
     table.notes += [
         "One run each, wall time of the whole `python -m conformance certify` process: suite start, "
