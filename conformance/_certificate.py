@@ -415,7 +415,10 @@ def _row_status(
         return "error", "a test citing it could not run to the end (see errors)"
     if "not-run" in kinds:
         return "not-run", next(r["message"] for r in records if r["kind"] == "not-run")
-    if "pass" in kinds:
+    # A test that found nothing to check does not undo one that established the clause; a
+    # test that could not judge because another sentence looks broken does: what it would
+    # have checked is unknown, whatever the others saw.
+    if "pass" in kinds and not any(r["kind"] == "inconclusive" and r["inconclusive_because"] for r in records):
         return "pass", None
     if kinds == {"skip"}:
         return "not-applicable", records[0]["message"]

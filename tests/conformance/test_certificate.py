@@ -242,6 +242,22 @@ def test_an_inconclusive_test_does_not_undo_another_that_established_its_clause(
     assert (cert["verdict"], cert["exit_code"]) == ("conformant", 0)
 
 
+def test_a_test_that_could_not_judge_because_another_sentence_broke_keeps_its_clause_unestablished(
+    tmp_path: Path,
+) -> None:
+    """Other tests citing the clause passed, and nothing failed: the run is still no certificate."""
+    waiting = record(
+        "test_one", ["A-1"], "inconclusive", message="inconclusive: A-2.1 looks broken", inconclusive_because="A-2.1"
+    )
+
+    cert = certificate(tmp_path, [waiting, record("test_two", ["A-1"]), record("test_three", ["A-2"])])
+
+    row = next(r for r in cert["clauses"] if r["clause"] == "A-1")
+    assert (row["status"], row["inconclusive_because"]) == ("inconclusive", ["A-2"])
+    assert row["reason"] == "test_one: inconclusive: A-2.1 looks broken"
+    assert (cert["verdict"], cert["exit_code"]) == ("incomplete", 2)
+
+
 def test_an_inconclusive_test_never_makes_an_expectation_stale(tmp_path: Path) -> None:
     listed = (Expectation("A-1", "lands in 2.0"),)
     waiting = record("test_one", ["A-1"], "inconclusive", message="inconclusive: A-2 broke first: x")
