@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 import platform
+import resource
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 
 @dataclass
@@ -68,6 +71,19 @@ def fmt_seconds(seconds: float) -> str:
 
 def ratio(slow: float, fast: float) -> str:
     return f"{slow / fast:.1f}×" if fast > 0 else "–"
+
+
+def children_cpu() -> float:
+    """User and system seconds of every child process waited for so far: read it before and
+    after a command to get the CPU time of the command's whole tree."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def commit(checkout: Path) -> str:
+    """The short commit of ``checkout`` (its folder's name when git cannot tell)."""
+    found = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=checkout, capture_output=True, text=True)
+    return found.stdout.strip() or checkout.name
 
 
 def machine() -> str:

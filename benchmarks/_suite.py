@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -20,12 +19,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._report import Table, fmt_seconds, ratio
+from ._report import Table, children_cpu, commit, fmt_seconds, ratio
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKE_DRIVER = ROOT / "tests" / "conformance" / "fake_driver.py"
-#: Seconds of wall time a conformant host's certification through its driver should take.
-DRIVER_GOAL = 20.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,15 +31,15 @@ class Host:
     args: tuple[str, ...]
     before: str
     goal: float | None
+    #: Certified also with an earlier checkout, when one is given (``--baseline``).
+    beside_earlier: bool = False
 
 
 def _hosts(python: str) -> tuple[Host, ...]:
     defective = f"{python} -m tests.conformance.defects"
     return (
         Host("conformant, in process (`--sut reference`)", ("--sut", "reference"), "–", None),
-        Host(
-            "conformant, through its driver", ("--sut-cmd", f"{python} -m reference_impl.driver"), "49 s", DRIVER_GOAL
-        ),
+        Host("conformant, through its driver", ("--sut-cmd", f"{python} -m reference_impl.driver"), "49 s", 20.0, True),
         Host(
             "broken: one policy sentence (`missing_annotation_is_read_only`)",
             ("--sut-cmd", f"{defective} missing_annotation_is_read_only"),
@@ -85,7 +82,7 @@ def _certify(host: Host, out: Path, checkout: Path = ROOT) -> Timed:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_CORE", "COVERAGE_"))}
     env["PATH"] = f"{Path(python).parent}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHONPATH"] = f"{checkout}{os.pathsep}{env.get('PYTHONPATH', '')}"
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = children_cpu()
     start = time.perf_counter()
     subprocess.run(
         [python, "-m", "conformance._cli", "certify", "-n", "2", "--out", str(out), *args],
@@ -96,18 +93,12 @@ def _certify(host: Host, out: Path, checkout: Path = ROOT) -> Timed:
         check=False,
     )
     wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    cpu = children_cpu() - before
     try:
         certificate: dict[str, object] = json.loads((out / "certificate.json").read_text())
     except (OSError, ValueError):
         certificate = {}
     return Timed(wall, cpu, certificate)
-
-
-def _commit(checkout: Path) -> str:
-    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=checkout, capture_output=True, text=True)
-    return done.stdout.strip() or "?"
 
 
 def _outcome(certificate: dict[str, object]) -> str:
@@ -128,14 +119,14 @@ def run_suite_cost(baseline: Path | None = None) -> list[Table]:
         "Certification cost: `certify -n 2` on two cores",
         ["host", "first version", "earlier checkout", "now", "now ÷ earlier", "CPU now", "goal", "certificate"],
     )
-    earlier_ready = baseline is not None and (baseline / ".venv" / "bin" / "python").exists()
+    earlier = baseline if baseline is not None and (baseline / ".venv" / "bin" / "python").exists() else None
     with tempfile.TemporaryDirectory(prefix="suite-cost-") as scratch:
         for number, host in enumerate(_hosts(sys.executable)):
             sys.stderr.write(f"  suite-cost: {host.label}\n")
             now = _certify(host, Path(scratch) / str(number))
-            earlier = (
-                _certify(host, Path(scratch) / f"{number}-earlier", baseline)
-                if earlier_ready and baseline is not None and host.goal == DRIVER_GOAL
+            then = (
+                _certify(host, Path(scratch) / f"{number}-earlier", earlier)
+                if earlier is not None and host.beside_earlier
                 else None
             )
             goal = (
@@ -147,18 +138,18 @@ def run_suite_cost(baseline: Path | None = None) -> list[Table]:
                 [
                     host.label,
                     host.before,
-                    fmt_seconds(earlier.wall) if earlier else "–",
+                    fmt_seconds(then.wall) if then else "–",
                     fmt_seconds(now.wall),
-                    ratio(now.wall, earlier.wall) if earlier else "–",
+                    ratio(now.wall, then.wall) if then else "–",
                     fmt_seconds(now.cpu),
                     goal,
                     _outcome(now.certificate),
                 ]
             )
-            if earlier is not None and baseline is not None:
+            if then is not None and earlier is not None:
                 table.notes.append(
-                    f"The earlier checkout is commit {_commit(baseline)}: its suite certified its reference driver "
-                    f"right after today's ({fmt_seconds(earlier.cpu)} of CPU; {_outcome(earlier.certificate)})."
+                    f"The earlier checkout is commit {commit(earlier)}: its suite certified its reference driver "
+                    f"right after today's ({fmt_seconds(then.cpu)} of CPU; {_outcome(then.certificate)})."
                 )
     table.notes += [
         "One run each, wall time of the whole `python -m conformance certify` process: suite start, "

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import os
 import re
-import resource
 import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._report import Sample, Table, fmt_seconds, ratio
+from ._report import Sample, Table, children_cpu, commit, fmt_seconds, ratio
 
 ROOT = Path(__file__).resolve().parent.parent
 QUICK_REPEATS = 3
@@ -40,16 +39,14 @@ class Timed:
 
 def _run(command: list[str], cwd: Path, log: Path) -> Timed:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_CORE", "COVERAGE_"))}
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = children_cpu()
     start = time.perf_counter()
     with log.open("w") as out:
         code = subprocess.run(
             command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, check=False
         ).returncode
     wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return Timed(wall, cpu, code)
+    return Timed(wall, children_cpu() - before, code)
 
 
 def _failed(timed: Timed, log: Path) -> list[str]:
@@ -66,11 +63,6 @@ def _slowest(log: Path) -> list[tuple[float, str]]:
         if match := _DURATION.match(line):
             found.append((float(match[1]), f"{match[3]} ({match[2]})"))
     return sorted(found, reverse=True)[:SLOWEST]
-
-
-def _commit(checkout: Path) -> str:
-    found = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=checkout, capture_output=True, text=True)
-    return found.stdout.strip() or checkout.name
 
 
 def _load() -> str:
@@ -116,7 +108,7 @@ def run_test_cost(baseline: Path | None) -> list[Table]:
     )
     if baseline is not None and before is not None:
         table.notes.append(
-            f"The earlier gate is `scripts/test` of commit {_commit(baseline)}, run right after today's "
+            f"The earlier gate is `scripts/test` of commit {commit(baseline)}, run right after today's "
             f"({fmt_seconds(before.cpu)} of CPU)."
         )
     table.notes += [
