@@ -22,6 +22,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.fuzz import EXAMPLES, fuzzing
+from tests.json_values import JSON, TEXT
 
 from ..servers import RawServer, raw_server, tool
 from ._child import Driver
@@ -31,13 +32,6 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the driver's st
 # Seconds one fuzzed request may take: the handshake bound it is given, and a margin.
 BOUND = 15
 
-TEXT = st.text(alphabet=st.characters(exclude_categories=()), max_size=30)  # lone surrogates included
-SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | TEXT
-JSON = st.recursive(
-    SCALARS,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
-    max_leaves=12,
-)
 HUGE = st.integers(1, 2_000_000).map(lambda size: "x" * size)
 
 
