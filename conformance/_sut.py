@@ -191,7 +191,8 @@ class Sut:
     async def _open_run(self, params: OpenParams) -> Run:
         __tracebackhide__ = True
         case: dict[str, Any] = {"open": copy.deepcopy(dict(params)), "steps": []}
-        self.last_opened = cast(OpenParams, copy.deepcopy(dict(params)))
+        # The case's copy: neither it nor a check that asks the run again changes it.
+        self.last_opened = cast(OpenParams, case["open"])
         run_id = await self._invoke("run.open", lambda: self.adapter.open_run(params), case)
         if not isinstance(run_id, str) or not run_id:
             raise SutMisbehaved("run.open returned no run id (a non-empty string)", observed=run_id, case=case)

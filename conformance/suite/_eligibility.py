@@ -36,10 +36,10 @@ from typing import Final, Literal, TypeVar
 
 from conformance import Inconclusive, OutcomeError, Sut
 from conformance._wire_types import OpenParams, ToolPolicy
-from conformance.suite._fleets import Fleets, tools_of
+from conformance.suite._fleets import Fleets
 from conformance.suite._predictions import DEFAULT_MAX_ACTIVE, FIRST_ROUND_SERVER_CAP, server_model
 from conformance.suite._wire import mcp_definitions, names, open_params, qualified, refusal_or, run
-from mock_servers import FleetSpec, ListedTool, ServerSpec, ToolSpec
+from mock_servers import FleetSpec, ListedTool, ServerSpec, ToolSpec, generate_tools
 
 __all__ = ["PolicyDiagnosis"]
 
@@ -79,7 +79,7 @@ class PolicyDiagnosis:
         exempt = {s.split(".")[0] for s in (*sentences, *self.sut.cited)}
         for spec, policies in list(self.fleets.recent):
             for server in spec.servers:
-                tools = _tools_of(server)
+                tools = generate_tools(server)
                 if not _well_formed(tools) or len(tools) > _MOST_TOOLS:
                     continue
                 misread = self._diagnose(server.id, tools, policies.get(server.id, {}))
@@ -139,7 +139,7 @@ class PolicyDiagnosis:
         pins: dict[str, set[str]] = {}
         for entry in params.get("servers", []):
             sid, policy = entry.get("id", ""), entry.get("policy") or {}
-            if sid in known and policy.get("pinnedTools") and _well_formed(tools := _tools_of(known[sid])):
+            if sid in known and policy.get("pinnedTools") and _well_formed(tools := generate_tools(known[sid])):
                 excluded = set(server_model(sid, tools, policy).excluded_pins)
                 if excluded:
                     pins[sid] = excluded
@@ -163,10 +163,6 @@ def _well_formed(tools: Sequence[ListedTool]) -> bool:
         and all(isinstance(t.get("annotations"), Mapping | None) for t in tools)
         and all(isinstance(t.get("description"), str | None) for t in tools)
     )
-
-
-def _tools_of(server: ServerSpec) -> list[ListedTool]:
-    return list(tools_of(FleetSpec(servers=(server,)))[server.id])
 
 
 _T = TypeVar("_T")
