@@ -16,8 +16,9 @@ clause failed, and every defect that marks more, with the clauses.
 
 Each run takes as long as a certification (half a minute to a few on a loaded machine); the
 whole catalog takes hours on two cores, so run it under ``nice`` when the machine is quiet.
-Results accumulate in ``attribution/results.json``; the summary covers every defect measured
-there that the catalog still holds.
+Results accumulate in ``tests/conformance/defects/attribution.json`` (each run's certificate
+and log in ``attribution/``); the summary covers every defect measured there that the catalog
+still holds.
 """
 
 from __future__ import annotations
@@ -42,7 +43,9 @@ from conformance._clauses import CLAUSES  # noqa: E402
 from tests.conformance.defects import DEFECTS  # noqa: E402
 
 WORK = ROOT / "attribution"
-RESULTS = WORK / "results.json"
+#: Kept with the sources, beside the summary written from it: the whole catalog takes longer
+#: than a sitting, and a fresh checkout goes on where the last run stopped.
+RESULTS = ROOT / "tests" / "conformance" / "defects" / "attribution.json"
 SUMMARY = ROOT / "tests" / "conformance" / "defects" / "SUMMARY.md"
 #: A run that takes longer than this is stopped by certify and recorded as incomplete.
 MAX_TIME = 1800
@@ -121,8 +124,9 @@ def load() -> dict[str, Measured]:
 
 def save(results: Mapping[str, Measured]) -> None:
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    document = {name: asdict(results[name]) for name in sorted(results)}
-    RESULTS.write_text(json.dumps(document, indent=1) + "\n")
+    # One defect a line, so that a resumed run's change reads as a diff of the defects it measured.
+    lines = [f" {json.dumps(name)}: {json.dumps(asdict(results[name]))}" for name in sorted(results)]
+    RESULTS.write_text("{\n" + ",\n".join(lines) + "\n}\n")
 
 
 def run(names: Sequence[str], jobs: int, thoroughness: str, results: dict[str, Measured]) -> None:

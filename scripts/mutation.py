@@ -24,6 +24,9 @@ of ``reference_impl`` finds the mutated copy in ``mutants/``). Steps:
    ``scripts/mutation-verified.json`` records, for each survivor judged equivalent, the
    fingerprints of the three when the mutant last survived them, and ``--resume`` runs
    again every mutant whose record is stale.
+
+Every result is also kept in ``scripts/mutation-results.json``, which a fresh checkout's
+``--resume`` and ``--report`` start from: a run from scratch takes longer than a sitting.
 """
 
 from __future__ import annotations
@@ -53,6 +56,10 @@ MUTANTS = ROOT / "mutants"
 VERDICTS = ROOT / "scripts" / "mutation-verdicts.toml"
 REPORT = ROOT / "MUTATION.md"
 VERIFIED = ROOT / "scripts" / "mutation-verified.json"
+#: Every result of the last run, kept with the sources: ``mutants/`` is a working directory
+#: that a fresh checkout lacks, and a run from scratch outlasts any one sitting. A run or a
+#: report restores what ``mutants/`` lacks from here, and writes here what it established.
+STORE = ROOT / "scripts" / "mutation-results.json"
 EXTRA_RESULTS = MUTANTS / "extra-results.json"
 DRIVER_RESULTS = MUTANTS / "driver-results.json"
 #: When each in-process result was established: the fingerprints it was run against.
@@ -869,6 +876,8 @@ def _describe(name: str, extras: dict[str, dict[str, Any]]) -> str:
     if name in extras:
         e = extras[name]
         return f"line {e['line']}: `{e['before']}` → `{e['after']}`"
+    if not (MUTANTS / owner_of(name)[0]).exists() and STORE.exists():
+        return str(json.loads(STORE.read_text())["survivors"].get(name, ""))
     from mutmut.mutation.diff_apply import get_diff_for_mutant
 
     with contextlib.chdir(ROOT):
@@ -1056,6 +1065,8 @@ def main() -> None:
     verdicts = tomllib.loads(VERDICTS.read_text())
     equivalent = verdicts.get("equivalent", {})
     started = time.monotonic()
+    if args.report or args.resume:
+        restore_results()
     if not args.report:
         if not args.resume:
             shutil.rmtree(MUTANTS, ignore_errors=True)
@@ -1068,8 +1079,12 @@ def main() -> None:
 
         def rerun(name: str, status: str) -> bool:
             """Whether a result kept from an earlier run must be established again."""
-            if status != SURVIVED:
+            if status == KILLED:
                 return False  # killed stays killed: checks are only ever added
+            if status == TIMEOUT:
+                # A run that goes on over sittings meets machines of other speeds and loads:
+                # a time-out may have been the machine, so it is established again.
+                return True
             if _verdict(name, equivalent) is None:
                 return True
             mutation = _describe(name, extras_before) if name in extras_before else _describe(name, {})
@@ -1116,6 +1131,7 @@ def main() -> None:
     if not args.report:
         record_verified(results, prints)
     REPORT.write_text(render(results, wall))
+    save_results(results)
     counts = Counter(s.verdict or "no verdict" for s in results.survivors)
     say(
         f"wrote {REPORT.name}: survivors {dict(counts)}; stale verdicts {len(results.stale)}; "
@@ -1138,6 +1154,50 @@ def _forget(rerun: Any) -> None:
                     driver.pop(name, None)
             meta.write_text(json.dumps(data))
     save_json(DRIVER_RESULTS, driver)
+
+
+def restore_results() -> None:
+    """Put back in ``mutants/`` every result of the store that it lacks. mutmut keeps a
+    result it finds in a module's ``.meta`` for as long as the function it mutates keeps
+    the hash recorded beside it, and marks the others not run."""
+    if not STORE.exists():
+        return
+    store = json.loads(STORE.read_text())
+    for path, meta in store["meta"].items():
+        target = MUTANTS / f"{path}.meta"
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(json.dumps({**meta, "durations_by_key": {}, "estimated_durations_by_key": {}}))
+    for key, target in _STORED_FILES.items():
+        if key in store and not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            save_json(target, store[key])
+    if "wall" in store and not (MUTANTS / "wall-time.txt").exists():
+        (MUTANTS / "wall-time.txt").write_text(store["wall"])
+
+
+def save_results(results: Results) -> None:
+    """Write every result in ``mutants/`` to the store, one line per module or file, with
+    the change each survivor makes (read from a mutated module a fresh checkout lacks)."""
+    meta: dict[str, Any] = {}
+    for path, _ in MODULES:
+        source = MUTANTS / f"{path}.meta"
+        if source.exists():
+            data = json.loads(source.read_text())
+            meta[path] = {key: data.get(key, {}) for key in ("exit_code_by_key", "hash_by_function_name")}
+    store: dict[str, Any] = {"meta": meta, "survivors": {s.name: s.line for s in results.survivors}}
+    store |= {key: load_json(target) for key, target in _STORED_FILES.items()}
+    wall = MUTANTS / "wall-time.txt"
+    if wall.exists():
+        store["wall"] = wall.read_text()
+    # One entry a line keeps a resumed run's change to the store readable in a diff.
+    lines = [
+        f" {json.dumps(key)}: {json.dumps(value, sort_keys=True, ensure_ascii=False)}" for key, value in store.items()
+    ]
+    STORE.write_text("{\n" + ",\n".join(lines) + "\n}\n")
+
+
+_STORED_FILES = {"extras": EXTRA_RESULTS, "driver": DRIVER_RESULTS, "process_runs": PROCESS_RUNS}
 
 
 def _note_process_runs(pending: set[str], prints: Fingerprints) -> None:

@@ -1,8 +1,10 @@
-"""scripts/mutation: what its fingerprint of the suite may leave out."""
+"""scripts/mutation: what its fingerprint of the suite may leave out, and the results it keeps."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -73,3 +75,36 @@ def test_a_pool_stopped_midway_kills_the_processes_it_started() -> None:
 
     assert len(started) == 2
     assert all(proc.poll() is not None for proc in started)
+
+
+def test_the_results_a_checkout_lacks_come_back_from_the_store_as_they_were_saved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run outlasts a sitting: what one checkout established, another resumes from."""
+    mutants = tmp_path / "mutants"
+    monkeypatch.setattr(MUTATION, "MUTANTS", mutants)
+    monkeypatch.setattr(MUTATION, "STORE", tmp_path / "mutation-results.json")
+    files = {"extras": mutants / "extra-results.json", "driver": mutants / "driver-results.json"}
+    monkeypatch.setattr(MUTATION, "_STORED_FILES", files)
+    path = MUTATION.MODULES[0][0]
+    meta = {
+        "exit_code_by_key": {"m.x_f__mutmut_1": 1, "m.x_f__mutmut_2": 0, "m.x_f__mutmut_3": None},
+        "hash_by_function_name": {"x_f": "abc"},
+    }
+    (mutants / path).parent.mkdir(parents=True)
+    (mutants / f"{path}.meta").write_text(json.dumps({**meta, "durations_by_key": {"m.x_f__mutmut_1": 0.5}}))
+    MUTATION.save_json(files["extras"], {"m.A__extra_1": {"status": "killed", "path": path}})
+    MUTATION.save_json(files["driver"], {"m.x_f__mutmut_2": {"status": "survived"}})
+    survivor = MUTATION.Survivor("m.x_f__mutmut_2", path, "`a + 1` → `a - 1`", unreached=False)
+
+    MUTATION.save_results(MUTATION.Results(survivors=[survivor]))
+    saved = {p: p.read_text() for p in (mutants / f"{path}.meta", *files.values())}
+    shutil.rmtree(mutants)
+    MUTATION.restore_results()
+
+    restored = json.loads((mutants / f"{path}.meta").read_text())
+    assert {k: restored[k] for k in meta} == meta
+    # mutmut requires the keys it keeps timings in; the timings of another machine are not kept.
+    assert restored["durations_by_key"] == {}
+    assert all(p.read_text() == text for p, text in saved.items() if p.suffix == ".json")
+    assert MUTATION._describe("m.x_f__mutmut_2", {}) == "`a + 1` → `a - 1`"
