@@ -49,7 +49,9 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+_T = TypeVar("_T")
 
 ROOT = Path(__file__).resolve().parent.parent
 MUTANTS = ROOT / "mutants"
@@ -1127,16 +1129,27 @@ def main() -> None:
     prints = Fingerprints()
     wall_file = MUTANTS / "wall-time.txt"
     wall = wall_file.read_text() if wall_file.exists() else "unknown"
-    results = collect(verdicts, prints)
+    results = _while_settled(lambda: collect(verdicts, prints))
     if not args.report:
         record_verified(results, prints)
     REPORT.write_text(render(results, wall))
-    save_results(results)
+    _while_settled(lambda: save_results(results))
     counts = Counter(s.verdict or "no verdict" for s in results.survivors)
     say(
         f"wrote {REPORT.name}: survivors {dict(counts)}; stale verdicts {len(results.stale)}; "
         f"contradicted by the driver {len(results.contradicted)}"
     )
+
+
+def _while_settled(read: Callable[[], _T]) -> _T:
+    """``read()``, again if it met a half-written ``.meta``: mutmut rewrites a module's file in
+    place after each mutant, so a report taken while a run goes on may read one mid-write."""
+    for _ in range(20):
+        try:
+            return read()
+        except json.JSONDecodeError:
+            time.sleep(0.25)
+    return read()
 
 
 def _forget(rerun: Any) -> None:

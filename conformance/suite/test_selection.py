@@ -679,7 +679,9 @@ def test_the_first_round_walks_one_global_ranking(
     )
     # The walk skips a server at its cap: a server past it broke SEL-1 first.
     first_round_capped(first_round(tools, policies, base), tools, got)
-    if got != expected:
+    # How many tools the round takes is SEL-2.1's and the budgets' to say: a round that took
+    # fewer is held to taking only tools of the case's answer, one that took more to all of them.
+    if not (got <= expected or expected <= got):
         explained = vector_diagnosis.accounting(FIRST_ROUND_RELIES_ON, sut.cited)
         raise fail(
             explained or (sentence,),

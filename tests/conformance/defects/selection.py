@@ -283,29 +283,36 @@ def missing_user_message_ranked_as_none() -> None:
     _swap(ReferenceDriver, "open_run", _open_run)
 
 
-@defect("SEL-5.1", "the first round ranks each server apart and walks the servers one after another")
+@defect("SEL-5.1", "the first round ranks each server apart and walks the servers one after another, by id")
 def first_round_server_by_server() -> None:
     def select(call: FirstRoundCall) -> FirstRound:
-        position = {server.id: k for k, server in enumerate(call.servers)}
-
+        # By id, not in the configuration's order: the walk stays the same whatever order the
+        # servers come in (SEL-4.2), so that only the global ranking is missing.
         def by_server(order: Iterator[int], _query: str) -> Iterator[int]:
-            return iter(sorted(order, key=lambda i: position[call.server_of(i)]))
+            return iter(sorted(order, key=call.server_of))
 
         return call.select(index=AlteredIndex(call.index, order=by_server))
 
     wrap_first_round(select)
 
 
-@defect("SEL-5.2", "the first-round walk stops at the first tool whose server is at its cap")
+def _ranked_room(call: FirstRoundCall) -> tuple[set[int], dict[str, int]]:
+    """The required tools of the run, and how many ranked tools each `auto` server may take."""
+    e = call.eligibility
+    required = {i for s in call.servers for i in e.required[s.id]}
+    room = {
+        s.id: max(0, min(FAIRNESS_CAP, s.policy.max_active_tools) - len(e.required[s.id]))
+        for s in call.servers
+        if s.id in e.auto_servers
+    }
+    return required, room
+
+
+@defect("SEL-2.1", "the first-round walk stops at the first tool whose server is at its cap")
 def walk_stops_at_a_capped_server() -> None:
     def select(call: FirstRoundCall) -> FirstRound:
         e = call.eligibility
-        required = {i for s in call.servers for i in e.required[s.id]}
-        room = {
-            s.id: max(0, min(FAIRNESS_CAP, s.policy.max_active_tools) - len(e.required[s.id]))
-            for s in call.servers
-            if s.id in e.auto_servers
-        }
+        required, room = _ranked_room(call)
 
         def stopping(order: Iterator[int], _query: str) -> Iterator[int]:
             for i in order:
@@ -317,6 +324,36 @@ def walk_stops_at_a_capped_server() -> None:
                 yield i
 
         return call.select(index=AlteredIndex(call.index, order=stopping))
+
+    wrap_first_round(select)
+
+
+@defect("SEL-5.2", "past a tool whose server is at its cap, the walk puts the next tool off to its end")
+def walk_defers_the_tool_after_a_capped_one() -> None:
+    def select(call: FirstRoundCall) -> FirstRound:
+        e = call.eligibility
+        required, room = _ranked_room(call)
+
+        # Every tool is still walked, only later: the first round fills as it would, and
+        # only which tools it takes differs.
+        def deferring(order: Iterator[int], _query: str) -> Iterator[int]:
+            deferred: list[int] = []
+            defer_next = False
+            for i in order:
+                server_id = call.server_of(i)
+                if server_id in room and i not in required and e.is_eligible(i):
+                    if defer_next:
+                        deferred.append(i)
+                        defer_next = False
+                        continue
+                    if room[server_id] == 0:
+                        defer_next = True
+                    else:
+                        room[server_id] -= 1
+                yield i
+            yield from deferred
+
+        return call.select(index=AlteredIndex(call.index, order=deferring))
 
     wrap_first_round(select)
 

@@ -495,14 +495,16 @@ SERVERS_CASES = (
     ),
 )
 
-# The server listed first holds the tool the first round takes, so that the order of the
-# servers (SEL-5.1) does not decide it.
+# The server listed first holds the tool the first round takes, so that a walk of the servers
+# in their configured order does not decide it; a first round of one tool out of two servers
+# still relies on the walk being one global ranking (SEL-5.1), which a walk of the servers
+# in any other order breaks.
 PROMPT_SERVERS = (_server("iota", ("hush", "Quiet and plain.")), _server("eta", ("anvil", "Anvil.")))
 
 PROMPT_SERVERS_CASES = tuple(
     _isolating(
         ("RNK-3.2",),
-        ("RNK-1.1", "RNK-1.3", "RNK-2.2", "DSC-10.2"),
+        ("SEL-5.1", "RNK-1.1", "RNK-1.3", "RNK-2.2", "DSC-10.2"),
         "Use eta for quiet plain work.",
         ("hello", "eta named in the prompt (3) under two prompt hits (4), in the first round"),
     )
@@ -513,7 +515,7 @@ PROMPT_SERVER = (_server("mu", ("sprocket", "Sprocket.")), _server("beta", ("lad
 PROMPT_SERVER_CASES = tuple(
     _isolating(
         ("RNK-3.2",),
-        ("RNK-2.2", "DSC-10.2"),
+        ("SEL-5.1", "RNK-2.2", "DSC-10.2"),
         "Use mu for gentle work.",
         ("hello", "mu named in the prompt (3) over one prompt hit (2), in the first round"),
     )
