@@ -91,46 +91,78 @@ class PolicyDiagnosis:
         self, kind: str, sentences: Sequence[str] = (), params: OpenParams | None = None
     ) -> Inconclusive | None:
         """For a refusal (``kind``) of a ``run.open`` (``params``, or the last sent) that a
-        finding on ``sentences`` (none: the ones the test cites) is about: when the refused
-        run pins tools its policies exclude, and opens or is refused otherwise once they are
-        left out, the inconclusive outcome naming POL-7 (the refusal was for the pins: a host
-        may refuse such a run, ID-9, with an error that names them, which the checks accept).
-        None otherwise, and for a finding on POL-7."""
+        finding on ``sentences`` (none: the ones the test cites) is about: the inconclusive
+        outcome naming the rule the refusal came of, when the same run opens (or is refused
+        otherwise) once that rule's part of it is changed, served anew. Two are asked:
+
+        - pins its policies exclude, left out: POL-7 (a host may refuse such a run, ID-9,
+          with an error that names them, which the checks accept);
+        - a ``maxActiveTools`` left out, written out as its default of 24: POL-9.3 (a host
+          that reads another default refuses runs whose required tools fit in 24).
+
+        None otherwise, and for a finding on the rule's own clause."""
         params = params or self.sut.last_opened
-        if (
-            params is None
-            or kind not in ("config_error", "selection_error")
-            or "POL-7" in {s.split(".")[0] for s in (sentences or self.sut.cited)}
-        ):
+        if params is None or kind not in ("config_error", "selection_error"):
             return None
-        pins = self._excluded_pins(params)
+        cited = {s.split(".")[0] for s in (sentences or self.sut.cited)}
+        pins = self._excluded_pins(params) if "POL-7" not in cited else {}
+        if pins:
+
+            def unpinned(policy: ToolPolicy, sid: str) -> None:
+                if "pinnedTools" in policy:
+                    excluded = pins.get(sid, set())
+                    policy["pinnedTools"] = [n for n in policy["pinnedTools"] if n not in excluded]
+
+            now = self._refused_otherwise(params, kind, unpinned)
+            if now is not None:
+                return Inconclusive(
+                    "POL-7.2",
+                    f"the run was refused with a {kind}, and {now} once the pins its policies exclude are left "
+                    "out: a refusal for them must name them (ID-9), and they are never required",
+                    observed={"excluded pins": {sid: sorted(names) for sid, names in pins.items()}},
+                )
+        omitted = [
+            e.get("id", "") for e in params.get("servers", []) if "maxActiveTools" not in (e.get("policy") or {})
+        ]
+        # By sentence: a test of other defaults (POL-9.5, say) does not judge this one.
+        if omitted and "POL-9.3" not in (sentences or self.sut.cited):
+
+            def written_out(policy: ToolPolicy, _sid: str) -> None:
+                policy.setdefault("maxActiveTools", DEFAULT_MAX_ACTIVE)
+
+            now = self._refused_otherwise(params, kind, written_out)
+            if now is not None:
+                return Inconclusive(
+                    "POL-9.3",
+                    f"the run was refused with a {kind}, and {now} once its policies write out maxActiveTools "
+                    f"as its default, {DEFAULT_MAX_ACTIVE}: an omitted maxActiveTools is read as another number",
+                    observed={"servers without maxActiveTools": omitted},
+                )
+        return None
+
+    def _refused_otherwise(self, params: OpenParams, kind: str, edit: Callable[[ToolPolicy, str], None]) -> str | None:
+        """How ``params``, with ``edit(policy, server id)`` applied to each server's policy,
+        fares over its fleet served anew: "opens", "is refused with a …", or None when it is
+        refused with ``kind`` again or its fleet is not known."""
         ids = [entry.get("id", "") for entry in params.get("servers", [])]
         # The fleet it was refused over, served anew: the test's own has ended by now.
         spec = next(
             (spec for spec, _ in reversed(self.fleets.recent) if set(ids) <= {s.id for s in spec.servers}), None
         )
-        if not pins or spec is None:
+        if spec is None:
             return None
         with self.fleets.serve(spec, record=False) as served:
             fresh = {entry["id"]: entry for entry in served.servers}
-            without = copy.deepcopy(params)
-            for server in without["servers"]:
+            changed = copy.deepcopy(params)
+            for server in changed["servers"]:
                 policy = copy.deepcopy(server.get("policy") or ToolPolicy())
-                if "pinnedTools" in policy:
-                    excluded = pins.get(server["id"], set())
-                    policy["pinnedTools"] = [n for n in policy["pinnedTools"] if n not in excluded]
+                edit(policy, server["id"])
                 server.update(fresh[server["id"]])
                 server["policy"] = policy
-            opened = _in_a_thread(lambda: run(refusal_or(self.sut, without)))
+            opened = _in_a_thread(lambda: run(refusal_or(self.sut, changed)))
         if isinstance(opened, OutcomeError) and opened.kind == kind:
             return None
-        now = "opens" if not isinstance(opened, OutcomeError) else f"is refused with a {opened.kind}"
-        return Inconclusive(
-            "POL-7.2",
-            f"the run was refused with a {kind}, and {now} once the pins its policies exclude are left out: "
-            "a refusal for them must name them (ID-9), and they are never required",
-            observed={"excluded pins": {sid: sorted(names) for sid, names in pins.items()}},
-        )
+        return "opens" if not isinstance(opened, OutcomeError) else f"is refused with a {opened.kind}"
 
     def _excluded_pins(self, params: OpenParams) -> dict[str, set[str]]:
         """Server id -> the pins its policy in ``params`` excludes, for the servers of the

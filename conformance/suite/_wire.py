@@ -21,6 +21,7 @@ __all__ = [
     "DISCOVERY",
     "Definition",
     "activated",
+    "by_name",
     "base_tools",
     "catalog",
     "fail",
@@ -75,6 +76,13 @@ def open_params(
 
 def names(defs: Iterable[Definition]) -> list[str]:
     return [str(d["name"]) for d in defs]
+
+
+def by_name(defs: Iterable[Definition]) -> dict[str, Definition]:
+    """The definitions of a list, keyed by name: what it holds, whatever its order. The order
+    is DEF-4's to check; a check of another sentence that compared ordered lists would fail
+    that sentence too for a host whose only fault is its order."""
+    return {str(d["name"]): d for d in defs}
 
 
 def mcp_definitions(defs: Sequence[Definition], base_names: Iterable[str]) -> list[Definition]:

@@ -23,6 +23,7 @@ from conformance.suite._wire import (
     DISCOVERY,
     activated,
     base_tools,
+    by_name,
     catalog,
     fail,
     mcp_definitions,
@@ -406,7 +407,7 @@ def test_a_base_tool_named_search_mcp_tools_without_the_discovery_tool_is_refuse
         return
     before, result, after = got
     carried = [d for d in before if d["name"] == DISCOVERY]
-    if carried != base or after != before:
+    if carried != base or by_name(after) != by_name(before):
         raise fail(
             ("DEF-5.2",),
             f"a run without the discovery tool did not keep the base tool {DISCOVERY} as given"

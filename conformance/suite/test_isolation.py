@@ -19,7 +19,7 @@ from conformance.suite._preconditions import (
 )
 from conformance.suite._predictions import DEFAULT_MAX_ACTIVE, DYNAMIC
 from conformance.suite._strategies import examples
-from conformance.suite._wire import DISCOVERY, activated, catalog, fail, names, open_params, portable, run
+from conformance.suite._wire import DISCOVERY, activated, by_name, catalog, fail, names, open_params, portable, run
 from mock_servers import FleetSpec, example_arguments
 from mock_servers.strategies import fleet_specs
 
@@ -58,7 +58,7 @@ def test_runs_never_see_each_others_activations(sut: Sut, fleets: Fleets, spec: 
                     precondition("DSC-5.8", not due, f"discovery did not activate {target}, asked for by its name")
                     nothing_to_check(f"discovery activated nothing, not even {target} asked for by name (DSC-5.6)")
                 after2 = await two.definitions()
-                if after2 != start2:
+                if by_name(after2) != by_name(start2):
                     raise fail(
                         ("ISO-1.1",),
                         "discovery in one run changed another run's definitions",
@@ -80,7 +80,7 @@ def test_runs_never_see_each_others_activations(sut: Sut, fleets: Fleets, spec: 
                         )
                 async with sut.open(open_params(served.servers)) as three:
                     fresh = await three.definitions()
-                if fresh != start1:
+                if by_name(fresh) != by_name(start1):
                     raise fail(
                         ("ISO-2.1",),
                         "a new run after another run's discoveries starts differently",

@@ -28,6 +28,7 @@ from conformance.suite._wire import (
     DISCOVERY,
     activated,
     base_tools,
+    by_name,
     catalog,
     fail,
     mcp_definitions,
@@ -693,6 +694,7 @@ def test_a_name_the_server_does_not_offer_brings_no_other_tool(sut: Sut, fleets:
                 expected="config_error, or a run exactly like one without the name",
                 observed=str(got),
                 case=case,
+                refused=(got, None),
             )
         baseline = run(_observe(sut, served.with_policies({"s0": without}))) if without is not None else None
     active = names(mcp_definitions(got, []))
@@ -715,7 +717,8 @@ def test_a_name_the_server_does_not_offer_brings_no_other_tool(sut: Sut, fleets:
                 case=case,
             )
         return
-    if isinstance(baseline, OutcomeError) or baseline is None or names(got) != names(baseline):
+    # Which tools, not their order (DEF-4's).
+    if isinstance(baseline, OutcomeError) or baseline is None or by_name(got) != by_name(baseline):
         raise fail(
             (sentence,),
             "a policy name the server does not offer changed which tools are active",
@@ -751,17 +754,18 @@ EXPLICIT_DEFAULTS: dict[str, tuple[ToolPolicy, ToolPolicy, str]] = {
 
 async def _up_to_max_active(sut: Sut, servers: list[ServerConfig]) -> list[list[str]] | str:
     """Definition names at open and after each discovery call naming a server, until the
-    servers reach their maxActiveTools; or the kind of refusal."""
+    servers reach their maxActiveTools; or the kind of refusal. Sorted: which tools is the
+    policy's business, their order DEF-4's."""
     seen = []
     try:
         async with sut.open(open_params(servers, base_tools(0))) as r:
-            seen.append(names(await r.definitions()))
+            seen.append(sorted(names(await r.definitions())))
             if DISCOVERY not in seen[0]:
                 return seen
             for _ in range(3):
                 for server in servers:
                     await r.call(DISCOVERY, {"query": server["id"], "server_ids": [server["id"]], "limit": 12})
-                    seen.append(names(await r.definitions()))
+                    seen.append(sorted(names(await r.definitions())))
     except OutcomeError as exc:
         return exc.kind
     return seen

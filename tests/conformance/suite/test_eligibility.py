@@ -268,6 +268,20 @@ def test_a_refusal_that_stays_without_the_excluded_pins_is_left_to_the_finding(f
 
 
 @pytest.mark.e2e
+def test_a_run_refused_for_a_max_active_tools_read_as_12_when_left_out_is_blamed_on_pol_9_3(
+    front: Front, fleets: Fleets
+) -> None:
+    # An `all` server of 20 tools requires all 20: within the default of 24, past 12.
+    sut = front(opening=defaults_misread("maxActiveTools", 12))
+
+    assert _refused(sut, fleets, {"mode": "all"}) == "POL-9.3"
+    sut.cited = frozenset({"POL-9.3"})  # its own check judges the default itself
+    assert _refused(sut, fleets, {"mode": "all"}) is None
+    sut.cited = frozenset({"POL-9.5"})  # a check of another default does not
+    assert _refused(sut, fleets, {"mode": "all"}) == "POL-9.3"
+
+
+@pytest.mark.e2e
 def test_a_finding_made_inside_a_runs_body_is_diagnosed_on_a_thread_of_its_own(front: Front, fleets: Fleets) -> None:
     sut = front(opening=all_mode_reads_allowed_tools)
     diagnosis = PolicyDiagnosis(sut, fleets)
