@@ -6,6 +6,7 @@ from __future__ import annotations
 import fcntl
 import os
 import signal
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +19,9 @@ from tests.conformance.cli_runs import SMOKE, certificate, environment, fake
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="subreapers and /proc are Linux's")
 
 ROOT = Path(__file__).resolve().parents[2]
-# Zombies certify may hold at one look: what a factory of orphans makes between two reaps.
+# Zombies certify may hold, at the middle look of a run: what a factory of orphans (one every
+# 10 ms) makes between two reaps. The middle, not the most: on a loaded machine the reaping
+# thread may wait its turn for a while, where a pile only grows (hundreds by mid-run).
 ZOMBIE_BOUND = 64
 
 
@@ -80,10 +83,11 @@ def test_a_hopping_daemon_and_a_zombie_factory_leave_no_zombie_pile_no_survivor_
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
-    most, hopped = 0, False
+    looks: list[int] = []
+    hopped = False
     try:
         while True:
-            most = max(most, _zombie_children(process.pid))
+            looks.append(_zombie_children(process.pid))
             hopped = hopped or _held(lock)
             try:
                 process.wait(0.05)
@@ -102,7 +106,8 @@ def test_a_hopping_daemon_and_a_zombie_factory_leave_no_zombie_pile_no_survivor_
     _end_incarnations(lock)
     assert hopped, "the daemon never ran: the check below could not fail"
     assert process.returncode == 1, output[-3000:]
-    assert most <= ZOMBIE_BOUND, f"certify held {most} zombies at once"
+    middle = statistics.median(looks)
+    assert middle <= ZOMBIE_BOUND, f"certify held {middle:g} zombies at the middle look, {max(looks)} at most"
     assert not survived, "an incarnation of the daemon outlived certify"
     [failure] = [f for f in certificate(tmp_path / "out")["failures"] if f["label"] == "PRO-7.1"]
     assert "still running after the suite" in failure["message"]
