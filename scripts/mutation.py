@@ -35,6 +35,7 @@ import argparse
 import contextlib
 import difflib
 import fnmatch
+import functools
 import hashlib
 import json
 import os
@@ -874,12 +875,18 @@ def _verdict(name: str, verdicts: dict[str, str]) -> str | None:
     return next((key for key in verdicts if "*" in key and fnmatch.fnmatchcase(name, key)), None)
 
 
+@functools.cache
+def _stored_survivors(store: Path) -> dict[str, str]:
+    """The change each survivor makes, as the store keeps it: read once, not once a survivor."""
+    return dict(json.loads(store.read_text())["survivors"])
+
+
 def _describe(name: str, extras: dict[str, dict[str, Any]]) -> str:
     if name in extras:
         e = extras[name]
         return f"line {e['line']}: `{e['before']}` → `{e['after']}`"
     if not (MUTANTS / owner_of(name)[0]).exists() and STORE.exists():
-        return str(json.loads(STORE.read_text())["survivors"].get(name, ""))
+        return _stored_survivors(STORE).get(name, "")
     from mutmut.mutation.diff_apply import get_diff_for_mutant
 
     with contextlib.chdir(ROOT):
