@@ -77,7 +77,7 @@ def no_params_check() -> None:
 def _notification(line: bytes | str) -> Mapping[str, Any] | None:
     try:
         message = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # a line nested past the parser's depth is not JSON either
         return None
     return message if isinstance(message, dict) and "id" not in message and "method" in message else None
 
