@@ -21,7 +21,7 @@ from collections.abc import Container, Iterable, Mapping, Sequence
 from typing import NoReturn
 
 from conformance import CLAUSES, Inconclusive, OutcomeError, Sut, UnknownClause
-from conformance._wire_types import Definition, ToolPolicy
+from conformance._wire_types import Definition, ToolPolicy, ToolResult
 from conformance.suite import _wire
 from conformance.suite._fleets import Fleet, Fleets, tools_of
 from conformance.suite._predictions import FIRST_ROUND_SERVER_CAP, MAX_LIMIT, FirstRound, Tools, read_only
@@ -35,16 +35,19 @@ from conformance.suite._wire import (
     refusal_or,
     run,
 )
-from mock_servers import AnnotationMix, FleetSpec, ListedTool, ServerSpec, generate_tools
+from mock_servers import AnnotationMix, FleetSpec, ListedTool, ServerSpec, example_arguments, generate_tools
 
 __all__ = [
     "admitted",
+    "distinct_definitions",
     "excluded_pins_not_required",
     "exclusion_clause",
     "first_round_capacity_kept",
     "first_round_capped",
+    "gate_refuses_inactive",
     "named_activation_is_due",
     "nothing_to_check",
+    "original_names_sent",
     "policy_applied",
     "precondition",
     "qualified_names_kept",
@@ -52,6 +55,8 @@ __all__ = [
     "required_active",
     "required_all_active",
     "required_left_out",
+    "twelve_per_server",
+    "writes_allowed_by_default",
 ]
 
 
@@ -83,6 +88,40 @@ def qualified_names_kept(shown: Iterable[str], known: Container[str]) -> None:
         not unknown,
         "the run showed tools under names that are not their qualified names",
         observed=unknown[:5],
+    )
+
+
+def distinct_definitions(definitions: Sequence[Definition]) -> None:
+    """Go on only when no name appears twice among ``definitions`` (DEF-1.1): a check that
+    counts them would count a tool twice.
+
+    Raises:
+        Inconclusive: naming DEF-1.1.
+    """
+    shown = names(definitions)
+    twice = sorted({name for name in shown if shown.count(name) > 1})
+    precondition("DEF-1.1", not twice, "a definition appears twice", observed=twice)
+
+
+def original_names_sent(calls: Iterable[Mapping[str, object]]) -> None:
+    """Go on only when none of ``calls`` (a ledger's ``tool_called`` events) reached a server
+    under its tool's qualified name (CAT-4.2): the server answers "unknown tool", and a
+    check that an active tool runs, or that the run goes on after a failure, sees the call
+    fail for that.
+
+    Raises:
+        Inconclusive: naming CAT-4.2.
+    """
+    qualified_calls = [
+        {"server": event.get("server"), "name": event.get("name")}
+        for event in calls
+        if event.get("unknown") and str(event.get("name")).startswith(f"{event.get('server')}__")
+    ]
+    precondition(
+        "CAT-4.2",
+        not qualified_calls,
+        "a server was called under a qualified name, not its tool's own",
+        observed=qualified_calls[:5],
     )
 
 
@@ -278,6 +317,98 @@ def required_left_out(sut: Sut, fleets: Fleets) -> str:
     qualified_names_kept(shown, listed)
     missing = sorted(listed - shown)
     return f"{len(missing)} of them: {', '.join(missing[:5])}" if missing else ""
+
+
+def gate_refuses_inactive(sut: Sut, fleets: Fleets) -> None:
+    """Go on only when the gate refuses a tool that is merely inactive, an eligible tool the
+    first round left out, with an error result and no ``tools/call`` (GATE-1, GATE-4.1).
+    A check that a tool some rule keeps out (its policy, another run) never executes relies
+    on the gate refusing what is not active: a gate that runs every tool, or refuses without
+    the error flag, fails that check for the gate's fault. Call it on the way to that finding.
+
+    Raises:
+        Inconclusive: naming GATE-1, or GATE-4.1 for a refusal without the error flag.
+    """
+    server = ServerSpec(id="gate", tool_count=_GATE_CONTROL)
+    with fleets.serve(FleetSpec(servers=(server,))) as served:
+
+        async def call_one_left_out() -> tuple[ListedTool, ToolResult] | None:
+            async with sut.open(open_params(served.servers)) as r:
+                active = set(names(await r.definitions()))
+                left_out = [t for t in served.tools[server.id] if qualified(server.id, t["name"]) not in active]
+                if not left_out:
+                    return None  # SEL-1's to judge: the cap of 12 left nothing out
+                tool = left_out[0]
+                return tool, await r.call(qualified(server.id, tool["name"]), example_arguments(tool))
+
+        got = run(call_one_left_out())
+        if got is None:
+            return
+        tool, result = got
+        executed = served.ledger().calls(server.id, tool["name"])
+    what = f"a call to {qualified(server.id, tool['name'])}, eligible but not active,"
+    precondition("GATE-1", not executed, f"{what} reached its server", observed=result)
+    precondition("GATE-4.1", bool(result["isError"]), f"{what} was refused without the error flag", observed=result)
+
+
+#: Tools of the one server :func:`gate_refuses_inactive` opens a run over: the first round
+#: takes 12 (SEL-1), and leaves the others out.
+_GATE_CONTROL = 20
+
+
+def writes_allowed_by_default(sut: Sut, fleets: Fleets) -> None:
+    """Go on only when a policy that leaves ``sideEffects`` out admits tools not marked
+    read-only (POL-9.4): a check that expects every tool of an ``all``-mode server active,
+    annotations or none, relies on it. Call it on the way to that finding.
+
+    Raises:
+        Inconclusive: naming POL-9.4.
+    """
+    server = ServerSpec(
+        id="writes",
+        tool_count=4,
+        annotations=AnnotationMix(read_only=0.0, writable=0.5, none=0.5, follow_names=False),
+    )
+    with fleets.serve(FleetSpec(servers=(server,)), {server.id: {"mode": "all"}}) as served:
+        got = run(refusal_or(sut, open_params(served.servers)))
+    shown = [] if isinstance(got, OutcomeError) else names(mcp_definitions(got, []))
+    precondition(
+        "POL-9.4",
+        isinstance(got, OutcomeError) or len(shown) == server.tool_count,
+        f"a server in all mode whose {server.tool_count} tools are none of them marked read-only, under a policy "
+        f"that leaves sideEffects out, opened with {len(shown)} of them",
+        observed=shown,
+    )
+
+
+#: Tools of the one server :func:`twelve_per_server` opens a run over, all room for them.
+_CAP_CONTROL = 30
+
+
+def twelve_per_server(sut: Sut, fleets: Fleets) -> None:
+    """Go on only when a run of one ``auto`` server of 30 tools, with room for all of them
+    (``maxActiveTools`` 96, no base tools), opens with at most 12 (SEL-1.2: the cap of 12
+    binds even when the capacity has room for more). A check that predicts a first round
+    from the cap of 12 relies on it: a host whose cap is another number (a share of the
+    capacity, say) takes other tools for that. Call it on the way to that finding. A check
+    that cites SEL-1.2 judges that itself.
+
+    Raises:
+        Inconclusive: naming SEL-1.2.
+    """
+    if "SEL-1.2" in sut.cited:
+        return
+    server = ServerSpec(id="capped", tool_count=_CAP_CONTROL)
+    with fleets.serve(FleetSpec(servers=(server,)), {server.id: {"maxActiveTools": 96}}) as served:
+        got = run(refusal_or(sut, open_params(served.servers)))
+    shown = [] if isinstance(got, OutcomeError) else names(mcp_definitions(got, []))
+    precondition(
+        "SEL-1.2",
+        len(shown) <= FIRST_ROUND_SERVER_CAP,
+        f"a run of one auto server of {_CAP_CONTROL} tools, room for them all, opened with {len(shown)} of them, "
+        f"past the cap of {FIRST_ROUND_SERVER_CAP}",
+        observed=shown,
+    )
 
 
 #: Base tools that, with the discovery tool, leave a first-round MCP capacity of one.

@@ -15,7 +15,7 @@ from typing import Any
 from conformance import Run, Sut
 from conformance._wire_types import ServerConfig, ToolPolicy
 from conformance.suite._fleets import Fleets
-from conformance.suite._preconditions import precondition, required_all_active
+from conformance.suite._preconditions import precondition, required_all_active, twelve_per_server
 from conformance.suite._vectors import (
     Diagnosis,
     DiscoveryWalk,
@@ -99,8 +99,10 @@ def vector_diagnosis(sut: Sut, fleets: Fleets) -> Iterator[Diagnosis]:
             return run(_observe(sut, probe, _with_policies(probe, catalogs[probe.group.id])))
 
         def relied_on(probe: Probe) -> None:
-            # A vector's expected order counts its required tools as active (POL-6.2).
+            # A vector's expected order counts its required tools as active (POL-6.2), and
+            # each server under the cap of 12 (SEL-1.2).
             required_all_active(sut, fleets)
+            twelve_per_server(sut, fleets)
             # The catalogs stay served for every probe of a group, so a probe opens its run
             # after other runs' discoveries over the same servers: a host whose runs carry
             # activations over (ISO-2.1) differs there, and not over a catalog served anew.

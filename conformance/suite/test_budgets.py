@@ -20,7 +20,7 @@ from conformance.suite._explore import STEPS, Steps, Trace, explore, saturating_
 from conformance.suite._first_round import open_first_round, with_examples
 from conformance.suite._fleets import Fleets, tools_of
 from conformance.suite._named import ask_for, plain_server
-from conformance.suite._preconditions import first_round_capacity_kept, precondition
+from conformance.suite._preconditions import distinct_definitions, first_round_capacity_kept, precondition
 from conformance.suite._predictions import DYNAMIC, FIRST_ROUND, MAX_LIMIT, REQUEST, first_round
 from conformance.suite._strategies import FleetAndPolicies, examples, fleets_with_policies, opening
 from conformance.suite._wire import base_tools, fail, names, open_params, qualified, refusal_or, run
@@ -59,6 +59,7 @@ def test_the_first_request_carries_at_most_96_definitions(
     fleet, base_count = opening(fleet, base_count)
     opened = open_first_round(sut, fleets, fleet, base_count)
     defs = opened.definitions(("BUD-1.2",))
+    distinct_definitions(defs)
     mcp = len(defs) - base_count - int(opened.model.discovery)
     over_capacity = mcp > opened.model.capacity
     if len(defs) > FIRST_ROUND or over_capacity:
@@ -289,7 +290,8 @@ def test_every_request_is_checked_against_128(
 
 
 # (servers, base tools, must open): capacities -2, -1, 0 and 1, with and without servers,
-# and 0 with a required tool, which the capacity cannot hold.
+# and 0 with a required tool, which the capacity cannot hold (ERR-2.1's: BUD-4.3 allows zero
+# only when nothing is required).
 CAPACITY_CASES: dict[str, tuple[FleetAndPolicies, int, bool, str]] = {
     "minus-two-auto": (_servers((5, {})), 97, False, "BUD-4.1"),
     "minus-one-auto": (_servers((5, {})), 96, False, "BUD-4.1"),
@@ -298,12 +300,12 @@ CAPACITY_CASES: dict[str, tuple[FleetAndPolicies, int, bool, str]] = {
     "zero-no-server": ((FleetSpec(servers=()), {}), 96, True, "BUD-4.3"),
     "zero-auto": (_servers((5, {})), 95, True, "BUD-4.3"),
     "zero-non-auto-nothing-required": (_servers((5, {"mode": "allowlist"})), 96, True, "BUD-4.3"),
-    "zero-with-a-required-tool": (_servers((1, {"mode": "all"})), 96, False, "BUD-4.3"),
+    "zero-with-a-required-tool": (_servers((1, {"mode": "all"})), 96, False, "ERR-2.1"),
     "one-auto": (_servers((5, {})), 94, True, "BUD-4.1"),
 }
 
 
-@clause("BUD-4.1", "BUD-4.2", "BUD-4.3")
+@clause("BUD-4.1", "BUD-4.2", "BUD-4.3", "ERR-2.1")
 @pytest.mark.parametrize("name", sorted(CAPACITY_CASES))
 def test_a_negative_first_round_capacity_is_a_selection_error_and_zero_is_allowed(
     sut: Sut, fleets: Fleets, name: str

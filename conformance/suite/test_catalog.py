@@ -21,7 +21,12 @@ from conformance._wire_types import ServerConfig, StdioTransport, ToolPolicy, To
 from conformance.suite._fleets import Fleets
 from conformance.suite._paged_server import ENDINGS, ENV_LOG, ENV_PAGES
 from conformance.suite._paged_server import PATH as PAGED_SERVER
-from conformance.suite._preconditions import precondition, required_all_active
+from conformance.suite._preconditions import (
+    original_names_sent,
+    precondition,
+    required_all_active,
+    writes_allowed_by_default,
+)
 from conformance.suite._predictions import read_only as read_only_tool
 from conformance.suite._strategies import examples
 from conformance.suite._wire import (
@@ -195,7 +200,9 @@ def _paged_listing(ending: str) -> list[dict[str, Any]]:
 
 
 @clause("CAT-1.4")
-def test_a_stdio_server_starts_with_the_environment_it_is_configured_with(sut: Sut, tmp_path: Path) -> None:
+def test_a_stdio_server_starts_with_the_environment_it_is_configured_with(
+    sut: Sut, fleets: Fleets, tmp_path: Path
+) -> None:
     """The server is a script run with no arguments (``args`` left out) that finds its
     listing only in ``env``: without those variables it exits."""
     tool = {"name": "from_env", "description": "Listed from the environment.", "inputSchema": {"type": "object"}}
@@ -210,6 +217,7 @@ def test_a_stdio_server_starts_with_the_environment_it_is_configured_with(sut: S
     case = {"transport": transport, "policies": {"envsrv": policy}}
     shown = [] if isinstance(got, OutcomeError) else names(mcp_definitions(got, []))
     if "envsrv__from_env" not in shown:
+        writes_allowed_by_default(sut, fleets)
         raise fail(
             ("CAT-1.4",),
             "a stdio server configured with env and no args was not started with exactly those",
@@ -221,7 +229,9 @@ def test_a_stdio_server_starts_with_the_environment_it_is_configured_with(sut: S
 
 @clause("CAT-2.1", "CAT-2.3")
 @pytest.mark.parametrize("ending", ENDINGS)
-def test_listing_reads_every_page_that_has_a_cursor_and_stops_at_the_end(sut: Sut, tmp_path: Path, ending: str) -> None:
+def test_listing_reads_every_page_that_has_a_cursor_and_stops_at_the_end(
+    sut: Sut, fleets: Fleets, tmp_path: Path, ending: str
+) -> None:
     pages = _paged_listing(ending)
     log = tmp_path / "cursors.jsonl"
     log.touch()
@@ -246,6 +256,7 @@ def test_listing_reads_every_page_that_has_a_cursor_and_stops_at_the_end(sut: Su
     shown = names(mcp_definitions(got, []))
     missing = sorted(set(listed) - set(shown))
     if missing:
+        writes_allowed_by_default(sut, fleets)
         raise fail(
             ("CAT-2.3",),
             "a page with a cursor (empty, or smaller than the first) was the last page read",
@@ -260,7 +271,7 @@ LEAST_PAGE_BOUND = 1000
 
 
 @clause("CAT-2.1")
-def test_a_listing_of_1000_pages_is_read_to_its_end(sut: Sut, tmp_path: Path) -> None:
+def test_a_listing_of_1000_pages_is_read_to_its_end(sut: Sut, fleets: Fleets, tmp_path: Path) -> None:
     """999 empty pages with a cursor, then the one tool: a bound on pages, where there is
     one, lies past them."""
     tool = {"name": "last_page", "description": "Listed on page 1,000.", "inputSchema": {"type": "object"}}
@@ -278,6 +289,8 @@ def test_a_listing_of_1000_pages_is_read_to_its_end(sut: Sut, tmp_path: Path) ->
     read = len(log.read_text(encoding="utf-8").splitlines())
     case = {"pages": f"{LEAST_PAGE_BOUND - 1} empty pages with a cursor, then one with the tool", "policies": policy}
     if isinstance(got, OutcomeError) or "paged__last_page" not in names(got):
+        if not isinstance(got, OutcomeError):
+            writes_allowed_by_default(sut, fleets)
         raise fail(
             ("CAT-2.1",),
             f"a listing of {LEAST_PAGE_BOUND} pages was not read to its end",
@@ -412,6 +425,7 @@ def test_the_caller_gets_the_servers_result_unchanged(sut: Sut, fleets: Fleets, 
     # Nothing taken away, nothing added; a null structuredContent means absent (PROTOCOL.md P25).
     got = {key: value for key, value in result.items() if not (key == "structuredContent" and value is None)}
     if got != sent:
+        original_names_sent(served.ledger().calls())
         raise fail(
             ("CAT-4.4",),
             "the result of the call is not the one the server sent",
@@ -489,6 +503,7 @@ def test_no_definition_breaks_the_provider_name_rule(
         defs, mapped = _mapped_or_left_out(body(), "a tool name that breaks the provider rule", case)
     fine = sorted(q for q in cat if PROVIDER_NAME.match(q))
     if mode == "all" and not set(fine) <= set(names(defs)):
+        writes_allowed_by_default(sut, fleets)
         raise fail(
             ("CAT-3.1",),
             "a tool whose qualified name obeys ^[A-Za-z0-9_-]{1,64}$ is not shown under that name",
@@ -508,6 +523,7 @@ def test_no_definition_breaks_the_provider_name_rule(
     for exposed, tool, result, executed in mapped:
         want = [(tool["name"], example_arguments(tool))]
         if result["isError"] or executed != want:
+            original_names_sent(served.ledger().calls())
             raise fail(
                 ("CAT-5.2",),
                 f"calling the mapped name {exposed!r} did not execute the original tool {tool['name']!r}",
@@ -550,6 +566,7 @@ def test_mapped_names_of_tools_that_share_a_long_prefix_stay_apart(sut: Sut, fle
     exposed = {original[d["description"]]: d["name"] for d in defs if d.get("description") in original}
     want = {name: [{"isError": False, "tools/call": [tool]}] for tool, name in exposed.items()}
     if len(set(exposed.values())) != len(exposed) or {name: reached[name] for name in want} != want:
+        original_names_sent(served.ledger().calls())
         raise fail(
             ("CAT-5.2",),
             "two tools whose names share a long prefix are not each reachable under a mapped name of their own",

@@ -41,7 +41,7 @@ from conformance.suite._explore import BASES, FLEETS, STEPS, Steps, explore, pla
 from conformance.suite._first_round import open_first_round, with_examples
 from conformance.suite._fleets import Fleets
 from conformance.suite._named import ask_for, discover_in_turn, plain_server
-from conformance.suite._preconditions import qualified_names_kept, read_only_applied
+from conformance.suite._preconditions import precondition, qualified_names_kept, read_only_applied
 from conformance.suite._predictions import DEFAULT_LIMIT, MAX_LIMIT, discovery_bound
 from conformance.suite._strategies import FleetAndPolicies, examples, opening
 from conformance.suite._vectors import Diagnosis
@@ -512,6 +512,27 @@ def test_a_server_ids_entry_naming_no_server_never_widens_the_scope(sut: Sut, fl
             )
 
 
+def _nothing_found_is_a_success(sut: Sut, fleets: Fleets) -> None:
+    """Go on only when a call that can activate nothing, its one server's tools all active
+    already, is a success (DSC-5.7): a scope of servers outside ``auto`` finds nothing, and a
+    host that makes every empty result an error refuses it for that, not for its scope.
+
+    Raises:
+        Inconclusive: naming DSC-5.7.
+    """
+    spec, policies = plain((3, {}))
+    with fleets.serve(spec, policies) as served:
+        [(_, result, _, _)] = run(
+            discover_in_turn(sut, served.servers, 0, [{"query": "s0__tool_0", "server_ids": ["s0"]}])
+        )
+    precondition(
+        "DSC-5.7",
+        not result["isError"],
+        "a call that could activate nothing (every tool of the server it names active already) was an error result",
+        observed=result,
+    )
+
+
 @clause("DSC-8.1", "DSC-8.2")
 def test_an_empty_scope_is_no_scope_and_a_non_auto_server_finds_nothing(sut: Sut, fleets: Fleets) -> None:
     spec, policies = servers((40, {}), (5, {"mode": "all"}), (10, {"mode": "allowlist", "allowedTools": []}))
@@ -528,10 +549,18 @@ def test_an_empty_scope_is_no_scope_and_a_non_auto_server_finds_nothing(sut: Sut
         case = served.describe()
     for (sentence, arguments), (_, result, _, _) in zip(calls, done, strict=True):
         if result["isError"]:
+            if sentence == "DSC-8.2":
+                _nothing_found_is_a_success(sut, fleets)
             raise fail(
                 (sentence,), "a valid scope was refused", observed={"arguments": arguments, "result": result}, case=case
             )
         if sentence == "DSC-8.2" and activated(result):
+            # Tools of servers the call did not name: the scope was not kept (DSC-4.3).
+            scope = arguments.get("server_ids") or []
+            outside = [q for q in activated(result) if q.split("__", 1)[0] not in scope]
+            precondition(
+                "DSC-4.3", not outside, "a scoped call activated tools of servers it did not name", observed=outside
+            )
             raise fail(
                 ("DSC-8.2",),
                 "discovery scoped to servers not in auto mode found tools",

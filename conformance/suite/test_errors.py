@@ -306,7 +306,9 @@ def test_unreachable_server_is_a_connection_error(sut: Sut, fleets: Fleets, how:
     _expect_refusal("ERR-5.1", f"a server that {how}", got, "connection_error", case, naming=["broken"])
 
 
-STDIO_CASES: dict[str, tuple[FleetSpec, dict[str, ToolPolicy], str]] = {
+# Runs that must fail to open: (fleet, policies, the kind of error, the sentence that makes
+# it fail). That they fail, and how, is that sentence's; ERR-6.1 judges what they leave.
+STDIO_CASES: dict[str, tuple[FleetSpec, dict[str, ToolPolicy], str, str]] = {
     "fail_to_start": (
         FleetSpec(
             servers=(
@@ -316,6 +318,7 @@ STDIO_CASES: dict[str, tuple[FleetSpec, dict[str, ToolPolicy], str]] = {
         ),
         {},
         "connection_error",
+        "ERR-5.1",
     ),
     "error_on_list": (
         FleetSpec(
@@ -323,11 +326,13 @@ STDIO_CASES: dict[str, tuple[FleetSpec, dict[str, ToolPolicy], str]] = {
         ),
         {},
         "connection_error",
+        "ERR-5.1",
     ),
     "selection_error": (
         FleetSpec(servers=(ServerSpec(id="a", tool_count=3), ServerSpec(id="b", tool_count=6))),
         {"b": {"mode": "all", "maxActiveTools": 2}},
         "selection_error",
+        "ERR-1.1",
     ),
     "config_error": (
         FleetSpec(
@@ -338,6 +343,7 @@ STDIO_CASES: dict[str, tuple[FleetSpec, dict[str, ToolPolicy], str]] = {
         ),
         {},
         "config_error",
+        "ERR-4.2",
     ),
 }
 
@@ -345,9 +351,10 @@ STDIO_CASES: dict[str, tuple[FleetSpec, dict[str, ToolPolicy], str]] = {
 @clause("ERR-6.1")
 @pytest.mark.parametrize("name", sorted(STDIO_CASES))
 def test_failed_open_leaves_no_server_process(sut: Sut, fleets: Fleets, name: str) -> None:
-    spec, policies, kind = STDIO_CASES[name]
+    spec, policies, kind, failing_by = STDIO_CASES[name]
     with fleets.serve(spec, policies, transport="stdio") as served:
-        _expect_refusal("ERR-6.1", name, _attempt(sut, open_params(served.servers)), kind, served.describe())
+        got = _attempt(sut, open_params(served.servers))
+        precondition(failing_by, isinstance(got, OutcomeError), f"{name}: the run opened, with no {kind}")
         _expect_nothing_left("ERR-6.1", f"a run.open that failed with {kind}", served)
 
 

@@ -13,9 +13,9 @@ from hypothesis import example, given
 from conformance import DriverSut, OutcomeError, Run, Sut, clause
 from conformance._wire_types import ToolPolicy, ToolResult
 from conformance.suite._explore import BASES, FLEETS, STEPS, Steps, Trace, explore
-from conformance.suite._fleets import Fleets
+from conformance.suite._fleets import Fleet, Fleets
 from conformance.suite._named import ask_for
-from conformance.suite._preconditions import nothing_to_check, precondition, qualified_names_kept
+from conformance.suite._preconditions import nothing_to_check, original_names_sent, precondition, qualified_names_kept
 from conformance.suite._strategies import FleetAndPolicies, examples, opening
 from conformance.suite._wire import (
     DISCOVERY,
@@ -68,7 +68,17 @@ def test_gate_refuses_every_name_that_is_not_active(sut: Sut, fleets: Fleets, sp
                 ]
                 bad = [n for n in dict.fromkeys(bad) if n not in active]
                 for name in bad:
+                    seen = len(served.ledger().calls())
                     result = await r.call(name, example_arguments(tool))
+                    if not result["isError"] and not served.ledger().calls()[seen:]:
+                        # Nothing reached a server: refused, but without the flag (GATE-4.1).
+                        raise fail(
+                            ("GATE-4.1",),
+                            f"the refusal of {name!r} does not carry the error flag",
+                            expected="isError: true",
+                            observed=result,
+                            case=case | {"active": active},
+                        )
                     if not result["isError"]:
                         raise fail(
                             ("GATE-1.1",),
@@ -96,6 +106,7 @@ def test_gate_refuses_every_name_that_is_not_active(sut: Sut, fleets: Fleets, sp
                     )
                 after = await r.call(sample, example_arguments(tool))
                 if after["isError"]:
+                    original_names_sent(served.ledger().calls())
                     raise fail(
                         ("GATE-4.3",),
                         f"the active tool {sample!r} did not run after {len(bad)} refusals",
@@ -149,8 +160,11 @@ def test_a_refused_or_failed_call_is_an_error_result_and_the_run_goes_on(sut: Su
                 if how != "drop_mid_call":
                     later.append(("bad", other_tool))
                 for sid, tool in later:
+                    before = _calls_elsewhere(served, sid, tool["name"])
                     after = await r.call(f"{sid}__{tool['name']}", example_arguments(tool))
                     if after["isError"]:
+                        _not_sent_elsewhere(served, sid, tool["name"], before)
+                        original_names_sent(served.ledger().calls())
                         raise fail(
                             ("GATE-4.3",),
                             f"the run was not usable after a {how}: a call to {sid}__{tool['name']} failed",
@@ -277,6 +291,7 @@ def test_a_discovered_tool_executes_with_its_arguments(
             ("CAT-4.1",), "the call reached another server", expected=sid, observed=portable(elsewhere), case=trace.case
         )
     if result["isError"] or not calls:
+        original_names_sent(trace.calls_after)
         raise fail(
             ("GATE-3.1",),
             "a tool activated by discovery did not execute",
@@ -322,6 +337,7 @@ def test_a_tool_discovery_activated_runs_on_the_very_next_call(sut: Sut, fleets:
     precondition("DSC-5.8", target in activated(found), f"discovery did not activate {target}, asked for by name")
     called = [c for c in served.ledger().calls() if c.get("name") == cat[target][1]["name"]]
     if result["isError"] or not called:
+        original_names_sent(served.ledger().calls())
         raise fail(
             ("GATE-3.1",),
             "a tool discovery had just activated was refused or did not reach its server",
@@ -362,10 +378,12 @@ def test_a_call_over_the_call_time_out_is_an_error_result_and_the_run_goes_on(su
 
         async def body() -> tuple[ToolResult, ToolResult]:
             async with sut.open(params) as r:
-                slow, quick = served.tools["slow"][0], served.tools["quick"][0]
                 late = await r.call(f"slow__{slow['name']}", example_arguments(slow))
+                before.update(_calls_elsewhere(served, "quick", quick["name"]))
                 return late, await r.call(f"quick__{quick['name']}", example_arguments(quick))
 
+        slow, quick = served.tools["slow"][0], served.tools["quick"][0]
+        before: dict[str, int] = {}
         try:
             late, after = run(body())
         except OutcomeError as exc:
@@ -380,9 +398,34 @@ def test_a_call_over_the_call_time_out_is_an_error_result_and_the_run_goes_on(su
             case=case,
         )
     if after["isError"]:
+        _not_sent_elsewhere(served, "quick", quick["name"], before)
+        original_names_sent(served.ledger().calls())
         raise fail(
             ("GATE-4.4",), "after a call timed out, a quick call to another server failed", observed=after, case=case
         )
+
+
+def _calls_elsewhere(served: Fleet, sid: str, tool: str) -> dict[str, int]:
+    """How many calls to a tool named ``tool`` each server but ``sid`` has received."""
+    return {other: len(served.ledger().calls(other, tool)) for other in served.tools if other != sid}
+
+
+def _not_sent_elsewhere(served: Fleet, sid: str, tool: str, before: dict[str, int]) -> None:
+    """Go on only when the call to ``sid__tool`` just made went to no other server (CAT-4.1):
+    a host that routes by the original name sends it to another server listing that name,
+    and the failure seen is that server's, not the run's.
+
+    Raises:
+        Inconclusive: naming CAT-4.1.
+    """
+    now = _calls_elsewhere(served, sid, tool)
+    reached = sorted(other for other, count in now.items() if count > before.get(other, 0))
+    precondition(
+        "CAT-4.1",
+        not reached,
+        f"the call to {sid}__{tool} reached {', '.join(reached)}, not {sid}",
+        observed={"reached": reached},
+    )
 
 
 @clause("GATE-4.5")
@@ -404,6 +447,7 @@ def test_a_lone_surrogate_in_call_arguments_costs_the_run_no_server(
 
         odd, after = run(body())
     if after["isError"]:
+        original_names_sent(served.ledger().calls())
         raise fail(
             ("GATE-4.5",),
             f"after a call whose arguments held a lone surrogate ({transport}), the server's next call failed",

@@ -17,6 +17,7 @@ from conformance.suite._first_round import Opened, open_first_round, with_exampl
 from conformance.suite._fleets import Fleets, tools_of
 from conformance.suite._preconditions import (
     first_round_capped,
+    gate_refuses_inactive,
     policy_applied,
     precondition,
     read_only_applied,
@@ -278,6 +279,7 @@ def test_only_eligible_tools_are_active(sut: Sut, fleets: Fleets, fleet: FleetAn
         sid, tool = cat[name]
         executed = _executed(opened, name)
         if executed or not result["isError"]:
+            gate_refuses_inactive(sut, fleets)
             raise fail(
                 _blamed(sut, fleets, fleet, sid, tool, "POL-1.1", "POL-1.3"),
                 f"a call to {name}, which the policy of {sid} does not admit, was not refused",
@@ -455,8 +457,10 @@ def test_required_tools_are_the_eligible_pinned_ones_and_every_eligible_one_outs
         executed = _executed(opened, f"s0__{tool_name}")
         if executed or not result["isError"]:
             read_only_applied(sut, fleets, *fleet)
+            gate_refuses_inactive(sut, fleets)
             raise fail(
-                ("POL-1.3", sentence),
+                # That it runs is the gate's failure (POL-1.3), whatever made it pinned.
+                ("POL-1.3",),
                 f"s0__{tool_name} is pinned but not eligible, and a call to it was not refused",
                 expected="an error result, and no tools/call",
                 observed={"result": result, "tools/call": portable(executed)},
@@ -507,6 +511,7 @@ def test_discovery_never_activates_a_tool_the_policy_does_not_admit(sut: Sut, fl
         executed = _executed(opened, f"s0__{tool_name}")
         if executed or not result["isError"]:
             read_only_applied(sut, fleets, *fleet)
+            gate_refuses_inactive(sut, fleets)
             raise fail(
                 ("POL-1.3",),
                 f"s0__{tool_name}, which the policy does not admit, executed after discovery asked for it",
@@ -538,6 +543,16 @@ def test_an_empty_allowed_tools_restricts_nothing_in_auto_mode(sut: Sut, fleets:
     first = names(mcp_definitions(opened.definitions(("POL-4.3",)), []))
     # Every tool is a candidate, so the first round's count is the cap's (SEL-1).
     first_round_capped(model, opened.tools, first)
+    if len(first) != model.mcp_count:
+        # As short with every tool allowed: the empty list is not what restricts it (SEL-2's).
+        control = open_first_round(sut, fleets, _s0({"allowedTools": _NAMES}, 20), 0)
+        unrestricted = names(mcp_definitions(control.definitions(("SEL-2.1",)), []))
+        precondition(
+            "SEL-2",
+            len(unrestricted) != len(first),
+            f"the first round of s0 holds {len(first)} tools, not {model.mcp_count}, with every tool allowed too",
+            observed={"with an empty allowedTools": first, "with every tool allowed": unrestricted},
+        )
     if len(first) != model.mcp_count or not all(opened.after.values()):
         raise fail(
             ("POL-4.3",),
@@ -617,6 +632,7 @@ def test_read_only_needs_the_json_boolean_true(sut: Sut, fleets: Fleets) -> None
                     )
                 executed = served.ledger().calls()
                 if any(not result["isError"] for result in calls.values()) or executed:
+                    gate_refuses_inactive(sut, fleets)
                     raise fail(
                         ("POL-1.3",),
                         "under readOnly a tool without readOnlyHint === true executes",
@@ -688,8 +704,10 @@ def test_a_name_the_server_does_not_offer_brings_no_other_tool(sut: Sut, fleets:
         if isinstance(got, OutcomeError):
             if got.kind == "config_error":
                 return  # ID-3: an error is one of the two allowed answers
+            # A qualified name refused otherwise than as a name not offered was read as the
+            # tool it qualifies (POL-9.5): then the refusal is that misreading's, not POL-8.2's.
             raise fail(
-                (sentence, "POL-8.2"),
+                (sentence,) if sentence == "POL-9.5" else (sentence, "POL-8.2"),
                 f"a policy naming {policy} failed the run with {got.kind}",
                 expected="config_error, or a run exactly like one without the name",
                 observed=str(got),

@@ -26,6 +26,7 @@ from conformance._channel import ChannelError, RawChannel
 from conformance._protocol import PROTOCOL_VERSION, reply_problem
 from conformance._wire_types import Definition
 from conformance.suite._fleets import Fleet, Fleets
+from conformance.suite._preconditions import precondition
 from conformance.suite._wire import DISCOVERY, base_tools, catalog, fail, names, open_params, portable, run
 from mock_servers import Faults, FleetSpec, ServerSpec, example_arguments
 
@@ -284,7 +285,7 @@ def test_invalid_params_are_refused_with_invalid_params_and_have_no_effect(
             ("run.request", {"runId": run_id, "extraTools": "none"}),
             ("run.close", {"runId": [run_id]}),
         ]
-        for i, (method, params) in enumerate(invalid):
+        for i, (method, params) in enumerate(invalid, start=1):
             error = channel.error_code(i, method, params, -32602, f"{method} with invalid params {params!r:.200}")
             data = error.get("data")
             if data is not None and (not isinstance(data, dict) or data.get("kind") != "invalid_params"):
@@ -417,13 +418,14 @@ def test_every_reply_validates_against_the_protocol_schemas(sut: Sut, fleets: Fl
                 )
             return reply
 
-        check(0, "initialize", INITIALIZE)
+        # Ids from 1: that 0 is an id like any other is PRO-1.1's to check, not this one's.
+        check(1, "initialize", INITIALIZE)
         params = open_params(served.servers, base_tools(2), "list the latest items")
-        run_id = check(1, "run.open", params).get("result", {}).get("runId")
+        run_id = check(2, "run.open", params).get("result", {}).get("runId")
         if not isinstance(run_id, str):
             raise channel.fail("run.open did not open a run", observed=run_id)
-        definitions = check(2, "run.definitions", {"runId": run_id}).get("result", {}).get("tools", [])
-        for i, (method, step) in enumerate(_session(served, run_id, definitions), start=3):
+        definitions = check(3, "run.definitions", {"runId": run_id}).get("result", {}).get("tools", [])
+        for i, (method, step) in enumerate(_session(served, run_id, definitions), start=4):
             check(i, method, step)
 
 
@@ -535,6 +537,19 @@ def _black_hole() -> Iterator[str]:
         yield f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"
 
 
+def _unstartable_server_refused(channel: _Checked, request_id: str) -> None:
+    """Go on only when a run whose one server exits as soon as it starts is refused
+    (ERR-5.1): a host that opens runs without the servers it cannot reach opens that one
+    too, and the silent server PRO-9.1 adds is not what it got wrong.
+
+    Raises:
+        Inconclusive: naming ERR-5.1.
+    """
+    dead = {"type": "stdio", "command": sys.executable, "args": ["-c", "raise SystemExit(3)"]}
+    reply = channel.reply(request_id, "run.open", {"servers": [{"id": "dead", "transport": dead}]})
+    precondition("ERR-5.1", "result" not in reply, "a run whose one server exits as it starts opened", observed=reply)
+
+
 @clause("PRO-9.1", "PRO-9.2")
 def test_a_server_that_never_completes_the_handshake_fails_run_open_and_the_driver_goes_on(
     sut: Sut, spare: _Spare
@@ -544,7 +559,7 @@ def test_a_server_that_never_completes_the_handshake_fails_run_open_and_the_driv
             "a stdio server that never answers": {"type": "stdio", "command": sys.executable, "args": ["-c", SILENT]},
             "an HTTP endpoint that never replies": {"type": "http", "url": url},
         }
-        for i, (what, transport) in enumerate(servers.items()):
+        for i, (what, transport) in enumerate(servers.items(), start=1):
             params = {
                 "servers": [{"id": "mute", "transport": transport}],
                 "connectTimeoutSeconds": HANDSHAKE_LIMIT,
@@ -553,6 +568,8 @@ def test_a_server_that_never_completes_the_handshake_fails_run_open_and_the_driv
             started = time.monotonic()
             reply = channel.reply(i, "run.open", params)
             took = time.monotonic() - started
+            if "result" in reply:
+                _unstartable_server_refused(channel, f"control-{i}")
             error = reply.get("error")
             if not isinstance(error, dict):
                 error = {}

@@ -19,10 +19,12 @@ from conformance.suite._first_round import open_first_round, with_examples
 from conformance.suite._fleets import Fleets, tools_of
 from conformance.suite._named import ask_for, plain_server
 from conformance.suite._preconditions import (
+    distinct_definitions,
     excluded_pins_not_required,
     first_round_capped,
     policy_applied,
     precondition,
+    twelve_per_server,
 )
 from conformance.suite._predictions import first_round
 from conformance.suite._strategies import FleetAndPolicies, examples, fleets_with_policies, opening
@@ -117,6 +119,7 @@ def test_first_round_fills_to_the_policy_determined_count(
     fleet, base_count = opening(fleet, base_count)
     opened = open_first_round(sut, fleets, fleet, base_count)
     mcp = mcp_definitions(opened.definitions(("SEL-2.1",)), opened.base)
+    distinct_definitions(mcp)
     # The counts below are those of the policy applied: a tool it does not admit breaks POL first.
     policy_applied(sut, fleets, *fleet, opened.model, names(mcp))
     per_server: dict[str, int] = {}
@@ -145,6 +148,22 @@ def test_first_round_fills_to_the_policy_determined_count(
                 observed=per_server.get(sid, 0),
                 case=opened.case,
             )
+    # The count assumes the required tools of auto servers in (those of the others are
+    # SEL-2.3's, above): one left out leaves a place the oracle does not count free.
+    shown = set(names(mcp))
+    missing = sorted(
+        qualified(sid, name)
+        for sid, m in opened.model.servers.items()
+        if m.mode == "auto"
+        for name in m.required
+        if qualified(sid, name) not in shown
+    )
+    precondition(
+        "POL-6.2",
+        not missing,
+        f"the run opened without {len(missing)} of the pinned tools its policies require",
+        observed={"required, not active": missing[:10]},
+    )
     readings = (opened.model, ranked_only)
     if len(mcp) not in {model.mcp_count for model in readings}:
         raise fail(
@@ -230,6 +249,14 @@ def _check_max_active(trace: Trace) -> None:
         for sid, count in trace.per_server(active).items():
             m = trace.model.servers[sid]
             if count > max(m.max_active, len(m.required)):
+                # A first round past maxActiveTools is past its first-round cap, max(required,
+                # min(12, maxActiveTools)), first: SEL-1.1 broke (but 0 is SEL-3.3's own case).
+                precondition(
+                    "SEL-1.1",
+                    "first round" not in where or m.max_active == 0,
+                    f"{sid} has {count} tools in the first round, over its maxActiveTools of {m.max_active}",
+                    observed={"server": sid, "first-round tools": count},
+                )
                 raise fail(
                     ("SEL-3.3" if m.max_active == 0 else "SEL-3.1",),
                     f"{sid} has more active tools than its maxActiveTools",
@@ -529,6 +556,25 @@ def test_a_left_out_message_is_no_placeholder_text(sut: Sut, fleets: Fleets) -> 
         )
 
 
+def _walk_goes_past_a_capped_server(sut: Sut, fleets: Fleets) -> None:
+    """Go on only when a first round over a server of 20 tools and one of 5 holds 12 + 5
+    (SEL-2.1): a walk that stops at the first server at its cap, or short of the capacity,
+    leaves the worked example short for that reason.
+
+    Raises:
+        Inconclusive: naming SEL-2.1.
+    """
+    with fleets.serve(FleetSpec(servers=(plain_server("s0", 20), plain_server("s1", 5)))) as served:
+        got = run(refusal_or(sut, open_params(served.servers)))
+    shown = [] if isinstance(got, OutcomeError) else names(mcp_definitions(got, []))
+    precondition(
+        "SEL-2.1",
+        isinstance(got, OutcomeError) or len(shown) >= 12 + 5,
+        f"a first round over s0 (20 tools) and s1 (5 tools) holds {len(shown)} tools, not 17",
+        observed=shown,
+    )
+
+
 @clause("SEL-6.1")
 def test_worked_example(sut: Sut, fleets: Fleets) -> None:
     spec = preset("seed-example")
@@ -546,6 +592,7 @@ def test_worked_example(sut: Sut, fleets: Fleets) -> None:
     # More than 12 tools of a server is the cap of SEL-1 broken, not the example.
     first_round_capped(first_round(tools_of(spec), {}, 3), tools_of(spec), mcp)
     if len(defs) != 52 or len(mcp) != 48 or set(per.values()) != {12} or DISCOVERY not in names(defs):
+        _walk_goes_past_a_capped_server(sut, fleets)
         raise fail(
             ("SEL-6.1",),
             "the worked example does not come out as specified",
@@ -688,6 +735,7 @@ def test_the_first_round_walks_one_global_ranking(
     # How many tools the round takes is SEL-2.1's and the budgets' to say: a round that took
     # fewer is held to taking only tools of the case's answer, one that took more to all of them.
     if not (got <= expected or expected <= got):
+        twelve_per_server(sut, fleets)
         explained = vector_diagnosis.accounting(FIRST_ROUND_RELIES_ON, sut.cited)
         raise fail(
             explained or (sentence,),

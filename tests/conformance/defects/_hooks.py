@@ -21,6 +21,8 @@ from reference_impl._policy import Eligibility
 from reference_impl._ranking import RankingIndex, ScoreBreakdown
 from reference_impl._selection import FirstRound
 from reference_impl._toolset import AdaptiveToolset
+from reference_impl.driver import ReferenceDriver
+from reference_impl.driver._session import InitializeResult
 from tests.conformance.defects._patches import _swap
 
 __all__ = [
@@ -32,6 +34,7 @@ __all__ = [
     "listing_positions",
     "mcp_order",
     "per_toolset",
+    "ranker_of_its_own",
     "wrap_first_round",
     "wrap_parse",
 ]
@@ -217,3 +220,16 @@ def listing_positions() -> Mapping[int, dict[str, int]]:
 
     _swap(Catalog, "from_listings", classmethod(from_listings))
     return positions
+
+
+def ranker_of_its_own() -> None:
+    """Claim the ``core`` profile without ``lexical``: the host ranks as it chooses (ID-4),
+    so that a defect of a sentence every ranker must keep is not also one of the lexical
+    formula, which pins the order of every tie and every score."""
+    initialize = ReferenceDriver.initialize
+
+    async def _initialize(self: ReferenceDriver, params: Mapping[str, object] | None = None) -> InitializeResult:
+        hello = await initialize(self, params)
+        return {**hello, "profiles": [profile for profile in hello["profiles"] if profile != "lexical"]}
+
+    _swap(ReferenceDriver, "initialize", _initialize)

@@ -51,8 +51,9 @@ def request_check_counts_definitions_at_open() -> None:
         return run_id
 
     async def request(self: ReferenceDriver, run_id: Any, extra_tools: Any = ()) -> list[Definition]:
+        # The params checked as the reference checks them: only the count is wrong.
+        run = self._run("run.request", {"runId": run_id, "extraTools": extra_tools})
         extra = [cast(Definition, dict(tool)) for tool in extra_tools]
-        run = self._run("run.request", {"runId": run_id, "extraTools": extra})
         if at_open.get(run_id, 0) + len(extra) > _budgets.REQUEST_LIMIT:
             raise _too_large(at_open[run_id] + len(extra))
         return run.toolset.request_definitions() + extra

@@ -80,11 +80,12 @@ def required_at_max_active_refused() -> None:
 
 @defect("ERR-2.1", "required tools over the first-round capacity all become active")
 def required_overflow_the_first_round() -> None:
-    """The capacity check is skipped: every required tool is activated, whatever the budget."""
+    """The check of the required tools against the capacity is skipped: every required tool
+    is activated, whatever the budget. (A capacity below zero is still refused, BUD-4.1's.)"""
 
     def prepare(servers: Sequence[ServerConfig], eligibility: Eligibility, budgets: Budgets) -> Budgets:
         excess = _required_total(servers, eligibility) - budgets.first_round_capacity
-        if excess <= 0:
+        if excess <= 0 or budgets.first_round_capacity < 0:
             return budgets
         return Budgets(base_tools=max(0, budgets.base_tools - excess), discovery_tools=budgets.discovery_tools)
 
@@ -189,13 +190,16 @@ def unknown_side_effects_allowed() -> None:
     _swap(ToolPolicy, "from_wire", classmethod(from_wire))
 
 
-@defect("ERR-3.5", "a policy list given as a string is read as a list of its characters")
+@defect("ERR-3.5", "a deniedTools given as a string is read as a list of its characters")
 def policy_string_is_a_list_of_characters() -> None:
-    """``"deniedTools": "abc"`` denies the tools ``a``, ``b`` and ``c``."""
+    """``"deniedTools": "abc"`` denies the tools ``a``, ``b`` and ``c``: the run opens, the
+    tool meant denied active. (The other lists, read so, would name tools the server does
+    not offer, which fails the run on another rule with a message about those.)"""
     original = _config._names
 
     def _names(value: Any, where: str) -> tuple[str, ...]:
-        return original(list(value) if isinstance(value, str) else value, where)
+        split = isinstance(value, str) and where.endswith(".deniedTools")
+        return original(list(value) if split else value, where)
 
     _swap(_config, "_names", _names)
 

@@ -57,13 +57,18 @@ def refusal_without_error_flag() -> None:
     _swap(AdaptiveToolset, "call", call)
 
 
-@defect("GATE-4.2", "a failed tool call comes back without the error flag")
+@defect("GATE-4.2", "a tool call that fails on its way comes back without the error flag")
 def failure_reported_as_success() -> None:
-    """Whatever happened on the server side, the result says ``isError: false``."""
+    """A JSON-RPC error or a dropped connection comes back as a result with its message and
+    ``isError: false``. (The server's own results pass unchanged, error flag included: to
+    change those is CAT-4.4's defect.)"""
     original = _connections.Connection.call
 
     async def call(self: _connections.Connection, name: str, arguments: Any) -> dict[str, Any]:
-        return {**await original(self, name, arguments), "isError": False}
+        result = await original(self, name, arguments)
+        text = next((str(block.get("text", "")) for block in result.get("content") or []), "")
+        failed = text.startswith(f"calling {name!r} on server {self.config.id!r} failed:")
+        return {**result, "isError": False} if result["isError"] and failed else dict(result)
 
     _swap(_connections.Connection, "call", call)
 

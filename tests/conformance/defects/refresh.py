@@ -125,10 +125,13 @@ def removed_tools_reach_the_server() -> None:
     call = AdaptiveToolset.call
 
     def keep_routes(apply: Any, self: AdaptiveToolset, server_id: str, tools: Listing) -> bool:
+        # Only the tools the server no longer lists: one that a change made ineligible is
+        # refused as it should be (RFR-4.2's).
+        _, vanished = _with_vanished(self, server_id, tools)
         before = dict(self._active_by_name)
         applied = bool(apply(self, server_id, tools))
         routes = self.__dict__.setdefault("_routes", {})
-        routes.update({name: entry for name, entry in before.items() if name not in self._active_by_name})
+        routes.update({name: before[name] for name in vanished if name in before and name not in self._active_by_name})
         return applied
 
     async def gate(self: AdaptiveToolset, name: str, arguments: Any = None) -> ToolResult:

@@ -23,6 +23,7 @@ from tests.conformance.defects._hooks import (
     listing_positions,
     mcp_order,
     per_toolset,
+    ranker_of_its_own,
     wrap_first_round,
 )
 from tests.conformance.defects._patches import _swap
@@ -144,21 +145,29 @@ def discovery_ignores_max_active_zero() -> None:
     during_search(policies=lambda _t, _s, p: MaxActive(10**6) if p.max_active_tools == 0 else p)
 
 
-@defect("SEL-4.1", "each run lists its active tools rotated by the number of runs opened before it")
-def order_rotates_with_each_run() -> None:
-    opened = itertools.count()
-    rotation = per_toolset(lambda _toolset: next(opened))
+@defect("SEL-4.1", "each run's discovery tool carries the run's number in its description")
+def discovery_description_numbers_the_run() -> None:
+    """The same input gives other definitions in every run: the tools are the same, the
+    discovery tool's text is not (and a provider's prompt cache never holds)."""
+    opened = itertools.count(1)
+    number = per_toolset(lambda _toolset: next(opened))
+    original = AdaptiveToolset.definitions
 
-    def rotate(toolset: AdaptiveToolset, mcp: list[Definition]) -> list[Definition]:
-        k = rotation(toolset) % len(mcp) if mcp else 0
-        return mcp[k:] + mcp[:k]
+    def definitions(self: AdaptiveToolset) -> list[Definition]:
+        tools = original(self)
+        if self.discovery_registered:
+            head = tools[0]
+            tools[0] = {**head, "description": f"{head['description']} (run {number(self)})"}
+        return tools
 
-    mcp_order(rotate)
+    _swap(AdaptiveToolset, "definitions", definitions)
 
 
 @defect("SEL-4.2", "equal scores are ordered by the servers' configured order, then by qualified name")
 def ties_by_configured_server() -> None:
-    """Where a cap or the capacity cuts between equal scores, the servers configured first win."""
+    """Where a cap or the capacity cuts between equal scores, the servers configured first
+    win. A host with a ranker of its own: under the lexical profile the tie order is RNK-8.1's."""
+    ranker_of_its_own()
 
     def select(call: FirstRoundCall) -> FirstRound:
         position = {server.id: k for k, server in enumerate(call.servers)}
@@ -177,6 +186,9 @@ def ties_by_configured_server() -> None:
 
 @defect("SEL-4.3", "the first round walks the tools in the order their servers listed them")
 def first_round_in_listing_order() -> None:
+    """A host with a ranker of its own that ranks by listing position: under the lexical
+    profile any ranking but the formula's breaks its sentences (RNK, SEL-5) first."""
+    ranker_of_its_own()
     positions = listing_positions()
 
     def select(call: FirstRoundCall) -> FirstRound:
@@ -254,8 +266,11 @@ def cap_of_12_counts_ranked_tools_only() -> None:
 
 @defect("SEL-1.1", "12 ranked tools after the required ones, past maxActiveTools")
 def ranked_cap_past_max_active() -> None:
-    """The other reading of the cap of 12 (ID-10) without its bound: maxActiveTools."""
-    wrap_first_round(lambda call: _ranked_first_round(call, lambda _s, _required: FAIRNESS_CAP))
+    """The other reading of the cap of 12 (ID-10) without its bound: maxActiveTools. (A
+    server of maxActiveTools 0 still gets nothing: SEL-3.3 names that case apart.)"""
+    wrap_first_round(
+        lambda call: _ranked_first_round(call, lambda s, _required: FAIRNESS_CAP if s.policy.max_active_tools else 0)
+    )
 
 
 @defect("SEL-4.4", "a run opened without a userMessage is ranked against a stock text, not an empty message")
@@ -273,12 +288,15 @@ def missing_user_message_ranked_as_a_default_text() -> None:
 
 @defect("SEL-4.4", "a run opened without a userMessage is ranked against 'None', str() of the missing value")
 def missing_user_message_ranked_as_none() -> None:
-    """``str(params.get("userMessage"))``: the words of a generated fleet never include
-    "none", so only a fleet with a tool named for the placeholder tells."""
+    """``str(params.get("userMessage"))`` where the message is left out: the words of a
+    generated fleet never include "none", so only a fleet with a tool named for the
+    placeholder tells. (A message given, of whatever type, is read as the reference reads it.)"""
     open_run = ReferenceDriver.open_run
 
     async def _open_run(self: ReferenceDriver, params: Mapping[str, Any]) -> str:
-        return await open_run(self, {**params, "userMessage": str(params.get("userMessage"))})
+        if "userMessage" not in params:
+            params = {**params, "userMessage": str(params.get("userMessage"))}
+        return await open_run(self, params)
 
     _swap(ReferenceDriver, "open_run", _open_run)
 
