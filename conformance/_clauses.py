@@ -3,9 +3,10 @@
 A clause is written as a level-3 heading ``### ID · LEVEL · PROFILE``, a numbered list of
 normative sentences, and a line ``Sources: F1, R2.``. Sentence ``n`` of clause ``DSC-5``
 is ``DSC-5.n``; a sentence has its clause's level unless it opens with ``(MUST)``,
-``(SHOULD)`` or ``(MAY)``. Tests cite sentences (or whole clauses) with :func:`clause`,
-which refuses an unknown id when the test module is imported, so a typo never turns into
-a silently untested sentence.
+``(SHOULD)`` or ``(MAY)``. A sentence that opens with ``(Withdrawn)`` keeps its number, since
+ids are never reused, and binds nothing: its text names the sentence that says the same. Tests
+cite sentences (or whole clauses) with :func:`clause`, which refuses an unknown or withdrawn
+id when the test module is imported, so a typo never turns into a silently untested sentence.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from types import MappingProxyType
 from typing import Final, Literal, cast
@@ -26,6 +27,7 @@ __all__ = [
     "CLAUSES",
     "PROFILES",
     "SENTENCES",
+    "WITHDRAWN",
     "Clause",
     "Level",
     "Profile",
@@ -48,7 +50,8 @@ _HEADING: Final = re.compile(
     r"^### (?P<id>[A-Z]+-[1-9][0-9]*) · (?P<level>MUST|SHOULD|MAY) · (?P<profile>core|lexical|eviction|refresh)$"
 )
 _SOURCES: Final = re.compile(r"^Sources: (?P<items>[FRP][1-9][0-9]*(?:, [FRP][1-9][0-9]*)*)\.$")
-_ITEM: Final = re.compile(r"^(?P<number>[1-9][0-9]*)\. (?:\((?P<level>MUST|SHOULD|MAY)\) )?(?P<text>\S.*)$")
+_ITEM: Final = re.compile(r"^(?P<number>[1-9][0-9]*)\. (?:\((?P<level>MUST|SHOULD|MAY|Withdrawn)\) )?(?P<text>\S.*)$")
+_WITHDRAWN: Final = "Withdrawn"
 _SENTENCE_ID: Final = re.compile(r"^(?P<clause>[A-Z]+-[1-9][0-9]*)\.(?P<number>[1-9][0-9]*)$")
 
 
@@ -73,6 +76,8 @@ class Clause:
     sentences: tuple[Sentence, ...]
     # Facts (F1–F31), rulings (R1–R14) and protocol requirements (P1, …) it comes from.
     sources: tuple[str, ...]
+    #: Sentences withdrawn (their ids are never reused): id -> the text that says why.
+    withdrawn: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def text(self) -> str:
@@ -149,16 +154,22 @@ def _clause(
     if not items:
         raise SpecError(f"SPEC.md line {start}: clause {heading['id']} has no sentence")
     level = cast(Level, heading["level"])
+    numbered = [
+        (f"{heading['id']}.{n}", own, " ".join(lines)) for n, (_lineno, own, lines) in enumerate(items, start=1)
+    ]
+    sentences = tuple(
+        Sentence(id=i, level=cast(Level, own or level), text=t) for i, own, t in numbered if own != _WITHDRAWN
+    )
+    if not sentences:
+        raise SpecError(f"SPEC.md line {start}: clause {heading['id']} has no sentence that is not withdrawn")
     return Clause(
         id=heading["id"],
         level=level,
         profile=cast(Profile, heading["profile"]),
         section=section,
-        sentences=tuple(
-            Sentence(id=f"{heading['id']}.{n}", level=cast(Level, own or level), text=" ".join(lines))
-            for n, (_lineno, own, lines) in enumerate(items, start=1)
-        ),
+        sentences=sentences,
         sources=tuple(sources),
+        withdrawn=MappingProxyType({i: t for i, own, t in numbered if own == _WITHDRAWN}),
     )
 
 
@@ -178,6 +189,8 @@ def load_clauses() -> Mapping[str, Clause]:
 CLAUSES: Final[Mapping[str, Clause]] = load_clauses()
 #: Every sentence of the shipped specification, by id, in document order.
 SENTENCES: Final[Mapping[str, Sentence]] = MappingProxyType({s.id: s for c in CLAUSES.values() for s in c.sentences})
+#: Every withdrawn sentence id, with the text that says which sentence holds its rule.
+WITHDRAWN: Final[Mapping[str, str]] = MappingProxyType({i: t for c in CLAUSES.values() for i, t in c.withdrawn.items()})
 
 
 def clause_id_of(ref: str) -> str:
@@ -190,6 +203,8 @@ def _known(ref: str) -> Clause:
     """The clause of a clause or sentence id of the shipped specification."""
     if ref in SENTENCES or ref in CLAUSES:
         return CLAUSES[clause_id_of(ref)]
+    if ref in WITHDRAWN:
+        raise UnknownClause(ref, f"; {ref} is withdrawn: {WITHDRAWN[ref]}")
     candidates = [*CLAUSES, *SENTENCES]
     close = difflib.get_close_matches(ref, candidates, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else f"; SPEC.md defines {', '.join(CLAUSES)}"

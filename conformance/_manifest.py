@@ -230,6 +230,8 @@ def manifest_document() -> dict[str, Any]:
     spec = load_clauses()
     for clause_id, clause in spec.items():
         clauses[clause_id] = {"level": clause.level, "profile": clause.profile, "sentences": {}}
+        if clause.withdrawn:
+            clauses[clause_id]["withdrawn"] = dict(clause.withdrawn)
     for entry in manifest():
         row: dict[str, Any] = {"level": entry.level}
         if entry.checks:

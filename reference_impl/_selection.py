@@ -50,7 +50,7 @@ def select_first_round(
     required_total = 0
     for server in servers:
         required = eligibility.required[server.id]
-        # ERR-1.1, SEL-3.2: required tools over maxActiveTools name the server; exactly at it is allowed (ERR-1.2).
+        # ERR-1.1: required tools over maxActiveTools name the server; exactly at it is allowed (ERR-1.2).
         if len(required) > server.policy.max_active_tools:
             raise SelectionError(
                 f"server {server.id!r} has {len(required)} required tools but maxActiveTools is "

@@ -260,7 +260,7 @@ class AdaptiveToolset:
             # DSC-4.3, DSC-4.1: in the scope, of an auto server; a server not in auto mode finds nothing (DSC-8.2).
             if (scope and entry.server_id not in scope) or entry.server_id not in self._eligibility.auto_servers:
                 continue
-            # DSC-4.2, DSC-4.4, POL-1.4: not active yet, and admitted by its server's policy whatever its score.
+            # DSC-4.2, POL-1.4: not active yet, and admitted by its server's policy whatever its score.
             if i in self._active_set or not self._eligibility.is_eligible(i) or entry in evicted:
                 continue
             # DSC-5.1, DSC-5.4: at most limit, at most what fits.
@@ -268,7 +268,7 @@ class AdaptiveToolset:
                 break
             matched.append(entry.qualified_name)
             examined[entry.qualified_name] = i
-            # DSC-4.5, DSC-5.5, SEL-3.1: never past the server's maxActiveTools; the first round's cap of 12 does not
+            # SEL-3.1: never past the server's maxActiveTools; the first round's cap of 12 does not
             # apply here (SEL-1.3).
             if self._per_server[entry.server_id] >= self._policies[entry.server_id].max_active_tools:
                 skipped[entry.qualified_name] = "server at maxActiveTools"

@@ -20,11 +20,12 @@ from __future__ import annotations
 from collections.abc import Container, Iterable, Mapping, Sequence
 from typing import NoReturn
 
-from conformance import CLAUSES, Inconclusive, OutcomeError, Sut, UnknownClause
+from conformance import CLAUSES, Inconclusive, OutcomeError, Run, Sut, UnknownClause
 from conformance._wire_types import Definition, ToolPolicy, ToolResult
 from conformance.suite import _wire
 from conformance.suite._fleets import Fleet, Fleets, tools_of
-from conformance.suite._predictions import FIRST_ROUND_SERVER_CAP, MAX_LIMIT, FirstRound, Tools, read_only
+from conformance.suite._named import ask_for, plain_server
+from conformance.suite._predictions import DYNAMIC, FIRST_ROUND_SERVER_CAP, MAX_LIMIT, FirstRound, Tools, read_only
 from conformance.suite._wire import (
     base_tools,
     catalog,
@@ -39,13 +40,17 @@ from mock_servers import AnnotationMix, FleetSpec, ListedTool, ServerSpec, examp
 
 __all__ = [
     "admitted",
+    "definitions_follow_activations",
+    "discovery_passes_twelve",
     "distinct_definitions",
+    "dynamic_capacity_kept",
     "excluded_pins_not_required",
     "exclusion_clause",
     "first_round_capacity_kept",
     "first_round_capped",
     "gate_refuses_inactive",
     "named_activation_is_due",
+    "named_activation_missed",
     "nothing_to_check",
     "original_names_sent",
     "policy_applied",
@@ -122,6 +127,39 @@ def original_names_sent(calls: Iterable[Mapping[str, object]]) -> None:
         not qualified_calls,
         "a server was called under a qualified name, not its tool's own",
         observed=qualified_calls[:5],
+    )
+
+
+async def named_activation_missed(r: Run, target: str, tool: ListedTool, result: ToolResult) -> None:
+    """Called when a discovery call that asked for ``target`` by its qualified name, scoped
+    to its server, left it out of the next definitions (``result`` is the call's): go on only
+    when the definitions are not what lags, and the tool can be found at all.
+
+    A tool the result reports activated and the gate runs is active: definitions that leave
+    it out break DEF-2.2. A tool that a query of its original name activates is in the
+    catalog: the qualified query was misread (DSC-5.8). Either way the check's own sentence
+    is not what broke. Both probes act on the run: call it on the way to a finding.
+
+    Raises:
+        Inconclusive: naming DEF-2.2 or DSC-5.8.
+    """
+    arguments = example_arguments(tool)
+    if target in _wire.activated(result):
+        ran = await r.call(target, arguments)
+        precondition(
+            "DEF-2.2",
+            bool(ran["isError"]),
+            f"{target}, which discovery reported activated and the gate runs, is not in the next definitions",
+            observed=ran,
+        )
+        return
+    server = target.split("__", 1)[0]
+    again = await r.call(_wire.DISCOVERY, {"query": tool["name"], "server_ids": [server], "limit": MAX_LIMIT})
+    precondition(
+        "DSC-5.8",
+        target not in _wire.activated(again),
+        f"discovery did not activate {target} asked for by its qualified name, and did by its original name",
+        observed=again,
     )
 
 
@@ -409,6 +447,124 @@ def twelve_per_server(sut: Sut, fleets: Fleets) -> None:
         f"past the cap of {FIRST_ROUND_SERVER_CAP}",
         observed=shown,
     )
+
+
+def discovery_passes_twelve(sut: Sut, fleets: Fleets) -> None:
+    """Go on only when discovery takes a server past the first round's cap of 12 (SEL-1.3).
+    The run has two servers of plain tools and a first-round capacity of 12: ``a`` (14
+    tools) fills it, ``b`` (3 tools) is left out. Asked for by name, scoped to its server,
+    a tool of ``b`` must be activated (DSC-5.8), and so must one of ``a``, its 13th. A check
+    whose discoveries take a server past 12 relies on it. Call it on the way to that
+    finding; a check that cites SEL-1.3 judges that itself.
+
+    Raises:
+        Inconclusive: naming SEL-1.3 (when ``b``'s tool was activated and ``a``'s was not).
+    """
+    if "SEL-1.3" in sut.cited:
+        return
+    spec = FleetSpec(servers=(plain_server("a", 14), plain_server("b", 3)))
+    with fleets.serve(spec, {"a": {"maxActiveTools": 14}}) as served:
+
+        async def ask() -> tuple[list[str], bool, bool] | None:
+            async with sut.open(open_params(served.servers, base_tools(_PAST_TWELVE_BASE))) as r:
+                first = names(await r.definitions())
+                in_a = sorted(q for q in first if q.startswith("a__"))
+                if len(in_a) != FIRST_ROUND_SERVER_CAP:
+                    return None  # the first round left a under 12: nothing to take past it
+                got = []
+                for target in ("b__tool_0", next(f"a__tool_{i}" for i in range(14) if f"a__tool_{i}" not in in_a)):
+                    result = await r.call(_wire.DISCOVERY, {"query": target, "server_ids": [target[0]], "limit": 12})
+                    got.append(target in _wire.activated(result))
+                return in_a, got[0], got[1]
+
+        asked = run(ask())
+    if asked is None:
+        return
+    _, under_twelve, past_twelve = asked
+    precondition(
+        "SEL-1.3",
+        past_twelve or not under_twelve,
+        "discovery activated a tool asked for by name on a server under 12 active tools, and not on one at 12",
+        observed={"first round of a": asked[0]},
+    )
+
+
+def definitions_follow_activations(sut: Sut, fleets: Fleets) -> None:
+    """Go on only when a tool discovery reports activated, and the gate runs, is in the next
+    definitions (DEF-2.2). A check that reads what a call activated from the definitions
+    relies on it: definitions that lag make a correct report look wrong. The run asks, by
+    name, for the tools of a server of 14 the first round left out. Call it on the way to
+    that finding; a check that cites DEF-2.2 judges that itself.
+
+    Raises:
+        Inconclusive: naming DEF-2.2.
+    """
+    if "DEF-2.2" in sut.cited:
+        return
+    server = plain_server("grow", 14)
+    with fleets.serve(FleetSpec(servers=(server,)), {server.id: {"maxActiveTools": 14}}) as served:
+
+        async def unlisted_but_running() -> list[str]:
+            async with sut.open(open_params(served.servers)) as r:
+                shown = names(await r.definitions())
+                for tool in served.tools[server.id]:
+                    target = qualified(server.id, tool["name"])
+                    if target in shown:
+                        continue
+                    result = await r.call(_wire.DISCOVERY, {"query": target, "server_ids": [server.id], "limit": 12})
+                    shown = names(await r.definitions())
+                    unlisted = [q for q in _wire.activated(result) if q not in shown]
+                    if unlisted:
+                        ran = await r.call(unlisted[0], {})
+                        return [] if ran["isError"] else unlisted
+                return []
+
+        lagging = run(unlisted_but_running())
+    precondition(
+        "DEF-2.2",
+        not lagging,
+        "tools discovery reported activated, which the gate runs, are not in the next definitions",
+        observed=lagging,
+    )
+
+
+#: Base tools that, with the discovery tool, leave a first-round capacity of 0 and a dynamic
+#: one of 16: :func:`dynamic_capacity_kept` fills it.
+_FILL_BASE = 95
+
+
+def dynamic_capacity_kept(sut: Sut, fleets: Fleets) -> None:
+    """Go on only when discovery fills a dynamic capacity of 16 exactly (BUD-2): the 19 tools
+    of three servers of 12, 4 and 3, asked for by name with a limit of 12, leave 112
+    definitions. A check of the room a result reports, or of a call held to that room, counts
+    the capacity as SPEC does: a host that counts from 113, or one short, reports and fills
+    by its own count. Call it on the way to that finding; a check that cites BUD-2 judges
+    that itself.
+
+    Raises:
+        Inconclusive: naming BUD-2.1 (past 112) or BUD-2.2 (short of it).
+    """
+    if {"BUD-2.1", "BUD-2.2"} & sut.cited:
+        return
+    spec = FleetSpec(servers=(plain_server("f0", 12), plain_server("f1", 4), plain_server("f2", 3)))
+    with fleets.serve(spec) as served:
+
+        async def fill() -> int:
+            async with sut.open(open_params(served.servers, base_tools(_FILL_BASE))) as r:
+                await ask_for(r, [qualified(s.id, t["name"]) for s in spec.servers for t in served.tools[s.id]])
+                return len(await r.definitions())
+
+        count = run(fill())
+    precondition(
+        "BUD-2.1" if count > DYNAMIC else "BUD-2.2",
+        count == DYNAMIC,
+        f"discovery filled a dynamic capacity of 16 (95 base tools and the discovery tool) to {count} "
+        f"definitions, not {DYNAMIC}",
+    )
+
+
+#: Base tools that, with the discovery tool, leave a first-round MCP capacity of 12.
+_PAST_TWELVE_BASE = 83
 
 
 #: Base tools that, with the discovery tool, leave a first-round MCP capacity of one.

@@ -15,7 +15,12 @@ from typing import Any
 from conformance import Run, Sut
 from conformance._wire_types import ServerConfig, ToolPolicy
 from conformance.suite._fleets import Fleets
-from conformance.suite._preconditions import precondition, required_all_active, twelve_per_server
+from conformance.suite._preconditions import (
+    discovery_passes_twelve,
+    precondition,
+    required_all_active,
+    twelve_per_server,
+)
 from conformance.suite._vectors import (
     Diagnosis,
     DiscoveryWalk,
@@ -103,6 +108,9 @@ def vector_diagnosis(sut: Sut, fleets: Fleets) -> Iterator[Diagnosis]:
             # each server under the cap of 12 (SEL-1.2).
             required_all_active(sut, fleets)
             twelve_per_server(sut, fleets)
+            # Its discoveries may take a server past 12 active tools (SEL-1.3).
+            if probe.discoveries:
+                discovery_passes_twelve(sut, fleets)
             # The catalogs stay served for every probe of a group, so a probe opens its run
             # after other runs' discoveries over the same servers: a host whose runs carry
             # activations over (ISO-2.1) differs there, and not over a catalog served anew.

@@ -22,6 +22,7 @@ from conformance.suite._fleets import Fleets
 from conformance.suite._paged_server import ENDINGS, ENV_LOG, ENV_PAGES
 from conformance.suite._paged_server import PATH as PAGED_SERVER
 from conformance.suite._preconditions import (
+    named_activation_missed,
     original_names_sent,
     precondition,
     required_all_active,
@@ -32,6 +33,7 @@ from conformance.suite._strategies import examples
 from conformance.suite._wire import (
     DISCOVERY,
     Definition,
+    base_tools,
     catalog,
     fail,
     mcp_definitions,
@@ -140,18 +142,24 @@ def test_tools_on_later_pages_are_in_the_catalog_with_their_definitions_and_anno
         )
 
 
+#: Base tools that, with the discovery tool, leave a first-round capacity of 2.
+_LEFT_OUT_BASE = 93
+
+
 @clause("CAT-1.3")
 def test_a_tool_left_out_of_the_first_round_can_still_be_activated_with_its_schema(sut: Sut, fleets: Fleets) -> None:
-    # 20 tools and a first round of at most 12: 8 or more are left out, few enough that
-    # discovery scoped to the server must activate one named by its qualified name (DSC-5.8).
-    spec = FleetSpec(servers=(ServerSpec(id="s0", tool_count=20, page_size=7),), seed=4)
+    # 12 tools on pages of 7 and a first round of 2: 10 are left out, few enough that
+    # discovery scoped to the server must activate one named by its qualified name (DSC-5.8),
+    # and never more than 12 active tools of it, the first round's cap (past it is SEL-1.3's).
+    spec = FleetSpec(servers=(ServerSpec(id="s0", tool_count=12, page_size=7),), seed=4)
+    base = base_tools(_LEFT_OUT_BASE)
     with fleets.serve(spec) as served:
         listed = catalog(served.tools)
-        case = served.describe()
+        case = served.describe() | {"baseTools": _LEFT_OUT_BASE}
 
         async def body() -> tuple[list[str], list[tuple[str, dict[str, object]]]]:
-            async with sut.open(open_params(served.servers)) as r:
-                first = names(mcp_definitions(await r.definitions(), []))
+            async with sut.open(open_params(served.servers, base)) as r:
+                first = names(mcp_definitions(await r.definitions(), names(base)))
                 left_out = sorted(set(listed) - set(first))
                 missed: list[tuple[str, dict[str, object]]] = []
                 for name in left_out:
@@ -161,14 +169,17 @@ def test_a_tool_left_out_of_the_first_round_can_still_be_activated_with_its_sche
                     result = await r.call(DISCOVERY, {"query": name, "server_ids": ["s0"], "limit": 12})
                     shown = {d["name"]: d for d in await r.definitions()}
                     if name not in shown:
+                        await named_activation_missed(r, name, listed[name][1], result)
                         missed.append((name, {"result": result}))
                     elif shown[name]["inputSchema"] != listed[name][1]["inputSchema"]:
                         missed.append((name, {"inputSchema": shown[name]["inputSchema"]}))
                 return left_out, missed
 
         left_out, missed = run(body())
-    precondition("SEL-1.1", bool(left_out), "the first round left none of the 20 tools out, past the cap of 12")
-    precondition("SEL-2.1", len(left_out) <= 12, f"the first round left {len(left_out)} of 20 tools out, short of 12")
+    precondition(
+        "BUD-1.2", len(left_out) >= 10, f"a first round of capacity 2 left only {len(left_out)} of 12 tools out"
+    )
+    precondition("SEL-2.1", len(left_out) <= 10, f"a first round of capacity 2 left {len(left_out)} of 12 tools out")
     if missed:
         name, observed = missed[0]
         raise fail(

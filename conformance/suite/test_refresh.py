@@ -17,6 +17,7 @@ from typing import Any
 from conformance import Nonconformance, Run, Sut, clause
 from conformance._wire_types import ToolPolicy
 from conformance.suite._fleets import Fleet, Fleets
+from conformance.suite._preconditions import precondition
 from conformance.suite._wire import (
     DISCOVERY,
     activated,
@@ -99,6 +100,23 @@ class Refreshing:
         server_id = qualified.split("__", 1)[0]
         result = await self.run.call(DISCOVERY, {"query": qualified, "server_ids": [server_id], "limit": 12})
         return activated(result)
+
+    async def definitions_keep_up(self) -> None:
+        """Go on only when the definitions follow the gate through a refresh (RFR-1.3): the
+        check's finding is read from the definitions, which lag when a tool ``noisy`` removes
+        is still listed while the gate refuses it. Call it on the way to that finding.
+
+        Raises:
+            Inconclusive: naming RFR-1.3.
+        """
+        await self.change("noisy", {"remove": ["n2"]})
+        listed = "noisy__n2" in await self.active()
+        refused = (await self.run.call("noisy__n2", {}))["isError"]
+        precondition(
+            "RFR-1.3",
+            not (listed and refused),
+            "after a refresh the definitions still list a tool its server removed, which the gate refuses",
+        )
 
     def calls_since(self, qualified: str, start: int) -> list[ToolCalled]:
         server_id, name = qualified.split("__", 1)
@@ -221,6 +239,7 @@ def test_a_changed_definition_replaces_the_old_one_in_the_next_definitions(sut: 
             [shown] = [d for d in await r.definitions() if d["name"] == "docs__list_pages"] or [None]
             expected = {"description": "List the pages of a space.", "inputSchema": schema}
             if shown is None or {k: shown.get(k) for k in expected} != expected:
+                await live.definitions_keep_up()
                 raise live.fail(
                     "RFR-4.1", "the definition of a changed tool is not the new one", expected=expected, observed=shown
                 )
@@ -276,6 +295,9 @@ def test_a_new_required_tool_is_activated_where_it_fits_and_reported_where_not(s
             live = Refreshing(fleet, r)
             await live.change("fixed", {"remove": ["b"], "add": [{"name": "c", "annotations": READ_ONLY}]})
             if "fixed__c" not in await live.active():
+                # The gate runs it: active, and the definitions lag (RFR-1.3's).
+                ran = await r.call("fixed__c", {})
+                precondition("RFR-1.3", bool(ran["isError"]), "the gate runs fixed__c, which the definitions leave out")
                 raise live.fail("RFR-3.4", "a new required tool with room for it was not activated")
             await live.change("fixed", {"add": [{"name": "d", "annotations": READ_ONLY}]})
             active = [n for n in await live.active() if n.startswith("fixed__")]

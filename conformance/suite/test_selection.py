@@ -22,6 +22,7 @@ from conformance.suite._preconditions import (
     distinct_definitions,
     excluded_pins_not_required,
     first_round_capped,
+    named_activation_missed,
     policy_applied,
     precondition,
     twelve_per_server,
@@ -33,6 +34,7 @@ from conformance.suite._wire import (
     DISCOVERY,
     base_tools,
     by_name,
+    catalog,
     fail,
     mcp_definitions,
     names,
@@ -317,9 +319,15 @@ def test_discovery_takes_a_server_past_12_up_to_its_max_active_tools(
 
         async def body() -> list[Definition]:
             async with sut.open(open_params(served.servers)) as r:
-                await ask_for(r, targets)
+                calls = await ask_for(r, targets)
                 case["steps"] = r.case["steps"]
-                return await r.definitions()
+                shown = await r.definitions()
+                if len([n for n in names(shown) if n.startswith("s0__")]) < tools:
+                    listed = catalog(served.tools)
+                    for call in calls:
+                        if call.target not in names(call.after):
+                            await named_activation_missed(r, call.target, listed[call.target][1], call.result)
+                return shown
 
         active = [n for n in names(run(body())) if n.startswith("s0__")]
     if len(active) > max_active:
@@ -362,7 +370,7 @@ REQUIRED_AGAINST_MAX: dict[str, tuple[tuple[FleetSpec, dict[str, Any]], bool]] =
 }
 
 
-@clause("SEL-3.2")
+@clause("ERR-1.1", "ERR-1.2")
 @pytest.mark.parametrize("name", sorted(REQUIRED_AGAINST_MAX))
 def test_required_tools_are_checked_against_max_active_tools_when_the_run_opens(
     sut: Sut, fleets: Fleets, name: str
@@ -377,10 +385,10 @@ def test_required_tools_are_checked_against_max_active_tools_when_the_run_opens(
         if must_open and isinstance(got, OutcomeError):
             excluded_pins_not_required(sut, served, model)
     if must_open and isinstance(got, OutcomeError):
-        raise fail(("SEL-3.2",), "required tools within maxActiveTools were refused", observed=str(got), case=case)
+        raise fail(("ERR-1.2",), "required tools exactly at maxActiveTools were refused", observed=str(got), case=case)
     if not must_open and not (isinstance(got, OutcomeError) and got.kind == "selection_error"):
         raise fail(
-            ("SEL-3.2",),
+            ("ERR-1.1",),
             "required tools over maxActiveTools did not fail the run with a selection error when it opened",
             expected="selection_error",
             observed=str(got) if isinstance(got, OutcomeError) else names(got),

@@ -75,6 +75,27 @@ def test_a_sentence_has_its_clause_level_unless_marked_and_continuation_lines_jo
     ]
 
 
+def test_a_withdrawn_sentence_keeps_its_number_and_binds_nothing() -> None:
+    parsed = parse_spec(
+        "### DSC-9 · MUST · core\n1. One call\n   activates tools.\n2. (Withdrawn) Said by DSC-9.1.\n"
+        "3. It reports them.\nSources: F1.\n"
+    )["DSC-9"]
+
+    assert [s.id for s in parsed.sentences] == ["DSC-9.1", "DSC-9.3"]
+    assert dict(parsed.withdrawn) == {"DSC-9.2": "Said by DSC-9.1."}
+    assert "Said by" not in parsed.text
+
+
+def test_a_clause_whose_every_sentence_is_withdrawn_is_refused() -> None:
+    with pytest.raises(SpecError, match="has no sentence that is not withdrawn"):
+        parse_spec("### DSC-9 · MUST · core\n1. (Withdrawn) Said by DSC-8.1.\nSources: F1.\n")
+
+
+def test_citing_a_withdrawn_sentence_is_refused_with_where_its_rule_went() -> None:
+    with pytest.raises(UnknownClause, match=r"'DSC-4\.4'; DSC-4\.4 is withdrawn: .*POL-1\.4"):
+        clause("DSC-4.4")
+
+
 def test_every_sentence_of_the_spec_has_an_id_in_the_table() -> None:
     assert list(SENTENCES) == [s.id for c in CLAUSES.values() for s in c.sentences]
     assert all(SENTENCES[s].text for s in SENTENCES)

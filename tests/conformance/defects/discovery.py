@@ -15,7 +15,14 @@ from reference_impl._discovery import DiscoveryArguments, InvalidDiscoveryArgume
 from reference_impl._policy import Eligibility
 from reference_impl._toolset import AdaptiveToolset
 from reference_impl.driver import ReferenceDriver
-from tests.conformance.defects._hooks import AlteredIndex, MaxActive, after_search, during_search, wrap_parse
+from tests.conformance.defects._hooks import (
+    AlteredIndex,
+    MaxActive,
+    after_search,
+    during_search,
+    ranker_of_its_own,
+    wrap_parse,
+)
 from tests.conformance.defects._patches import _swap
 from tests.conformance.defects._registry import defect, variant
 
@@ -79,7 +86,7 @@ def limit_minimum_two() -> None:
 # Candidates -----------------------------------------------------------------------------------
 
 
-def _eligibility_without(reason: Callable[[str], bool], *, every_server_auto: bool = False) -> None:
+def _eligibility_without(reason: Callable[[str], bool]) -> None:
     """Discovery ignores the exclusions whose reason ``reason`` accepts."""
 
     def eligibility(toolset: AdaptiveToolset) -> Eligibility:
@@ -87,7 +94,7 @@ def _eligibility_without(reason: Callable[[str], bool], *, every_server_auto: bo
         return Eligibility(
             excluded={i: why for i, why in e.excluded.items() if not reason(why)},
             required=e.required,
-            auto_servers=frozenset(s.id for s in toolset.servers) if every_server_auto else e.auto_servers,
+            auto_servers=e.auto_servers,
         )
 
     during_search(eligibility=eligibility)
@@ -95,7 +102,24 @@ def _eligibility_without(reason: Callable[[str], bool], *, every_server_auto: bo
 
 @defect("DSC-4.1", "discovery searches allowlist servers as if they were auto")
 def allowlist_servers_searched_as_auto() -> None:
-    _eligibility_without(lambda why: why == "not in allowedTools", every_server_auto=True)
+    """An allowlist server's tools outside its list become candidates. (An auto server's
+    allowedTools still binds: to ignore it is POL-4.2's defect.)"""
+
+    def eligibility(toolset: AdaptiveToolset) -> Eligibility:
+        e = toolset._eligibility
+        listing = {s.id for s in toolset.servers if s.policy.mode == "allowlist"}
+        entries = toolset.catalog.entries
+        return Eligibility(
+            excluded={
+                i: why
+                for i, why in e.excluded.items()
+                if not (why == "not in allowedTools" and entries[i].server_id in listing)
+            },
+            required=e.required,
+            auto_servers=e.auto_servers | listing,
+        )
+
+    during_search(eligibility=eligibility)
 
 
 @defect("DSC-4.2", "discovery activates active tools again and reports them")
@@ -125,17 +149,17 @@ def scope_ignored() -> None:
     wrap_parse(lambda parse, arguments, known: dataclasses.replace(parse(arguments, known), server_ids=()))
 
 
-@defect("DSC-4.4", "discovery activates denied tools")
+@defect("POL-1.4", "discovery activates denied tools")
 def denied_tools_discovered() -> None:
     _eligibility_without(lambda why: why == "denied")
 
 
-@defect("DSC-4.4", "discovery ignores sideEffects: readOnly")
+@defect("POL-1.4", "discovery ignores sideEffects: readOnly")
 def read_only_ignored_by_discovery() -> None:
     _eligibility_without(lambda why: why.startswith("read-only"))
 
 
-@defect("DSC-4.5", "a server at its maxActiveTools may still take one tool")
+@defect("SEL-3.1", "discovery lets a server at its maxActiveTools take one more tool")
 def server_at_max_takes_one_more() -> None:
     during_search(
         policies=lambda t, sid, p: MaxActive(p.max_active_tools + 1) if t._per_server[sid] >= p.max_active_tools else p
@@ -248,7 +272,7 @@ def room_checked_only_before_the_call() -> None:
     _swap(AdaptiveToolset, "search", search)
 
 
-@defect("DSC-5.5", "a server below its maxActiveTools when a call starts is not held to it during the call")
+@defect("SEL-3.1", "a server below its maxActiveTools when a discovery call starts is not held to it during the call")
 def server_room_checked_once_per_call() -> None:
     during_search(policies=lambda t, sid, p: MaxActive(10**6) if t._per_server[sid] < p.max_active_tools else p)
 
@@ -275,6 +299,10 @@ def nothing_found_is_an_error() -> None:
 
 @defect("DSC-5.8", "discovery looks the query up as part of the tools' original names")
 def query_looked_up_in_names() -> None:
+    """A host with a ranker of its own, whose discovery matches the query inside names:
+    under the lexical profile such matching breaks the formula's relevance (DSC-10.2) first."""
+    ranker_of_its_own()
+
     def index(toolset: AdaptiveToolset, base: Any) -> AlteredIndex:
         entries = toolset.catalog.entries
 

@@ -110,7 +110,7 @@ def non_auto_servers_ranked() -> None:
     wrap_first_round(select)
 
 
-@defect("SEL-3.2", "required tools are not checked against maxActiveTools when the run opens")
+@defect("ERR-1.1", "required tools are not checked against maxActiveTools when the run opens")
 def required_unchecked_against_max_active() -> None:
     def select(call: FirstRoundCall) -> FirstRound:
         servers = []
