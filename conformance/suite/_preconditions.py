@@ -39,6 +39,7 @@ from conformance.suite._wire import (
 from mock_servers import AnnotationMix, FleetSpec, ListedTool, ServerSpec, example_arguments, generate_tools
 
 __all__ = [
+    "activations_kept",
     "admitted",
     "definitions_follow_activations",
     "discovery_passes_twelve",
@@ -525,6 +526,36 @@ def definitions_follow_activations(sut: Sut, fleets: Fleets) -> None:
         not lagging,
         "tools discovery reported activated, which the gate runs, are not in the next definitions",
         observed=lagging,
+    )
+
+
+def activations_kept(sut: Sut, fleets: Fleets) -> None:
+    """Go on only when a tool discovery activated stays active after the next discovery call
+    (DEF-3.1): the run asks for ``a__tool_0`` then ``b__tool_0``, each the one candidate of
+    its server, and ``a__tool_0`` must still be listed. A check that adds up what calls
+    activated, or calls a tool an earlier call activated, relies on it. Call it on the way
+    to that finding; a check that cites DEF-3.1 judges that itself.
+
+    Raises:
+        Inconclusive: naming DEF-3.1.
+    """
+    if "DEF-3.1" in sut.cited:
+        return
+    spec = FleetSpec(servers=(plain_server("a", 1), plain_server("b", 1)))
+    with fleets.serve(spec) as served:
+
+        async def both() -> tuple[bool, list[str]]:
+            async with sut.open(open_params(served.servers, base_tools(_FILL_BASE))) as r:
+                calls = await ask_for(r, ["a__tool_0", "b__tool_0"])
+                first = bool(calls) and "a__tool_0" in names(calls[0].after)
+                return first, names(await r.definitions())
+
+        first, last = run(both())
+    precondition(
+        "DEF-3.1",
+        not first or "a__tool_0" in last,
+        "a tool one discovery call activated left the definitions when the next call activated another",
+        observed=last,
     )
 
 

@@ -21,6 +21,7 @@ from conformance.suite._first_round import open_first_round, with_examples
 from conformance.suite._fleets import Fleets, tools_of
 from conformance.suite._named import ask_for, plain_server
 from conformance.suite._preconditions import (
+    activations_kept,
     discovery_passes_twelve,
     distinct_definitions,
     first_round_capacity_kept,
@@ -128,8 +129,10 @@ def test_lexical_discovery_fills_exactly_up_to_the_dynamic_watermark(sut: Sut, f
     final = len(trace.steps[-1].definitions)
     if final != DYNAMIC:
         _named_call_fills_a_small_room(sut, fleets)
-        # The servers go past 12 active tools on the way (SEL-1.3's to allow).
+        # The servers go past 12 active tools on the way (SEL-1.3's to allow), and keep
+        # what earlier calls activated (DEF-3.1).
         discovery_passes_twelve(sut, fleets)
+        activations_kept(sut, fleets)
         raise fail(
             ("BUD-2.2",),
             "discovery stopped short of the dynamic watermark although candidates were left",
@@ -172,6 +175,7 @@ def test_discovery_fills_the_dynamic_capacity_and_goes_no_further(sut: Sut, flee
         )
     if full != DYNAMIC:
         _named_call_fills_a_small_room(sut, fleets)
+        activations_kept(sut, fleets)
         raise fail(
             ("BUD-2.2",),
             "discovery stopped short of the dynamic capacity although each remaining tool was asked for by name",

@@ -42,6 +42,7 @@ from conformance.suite._first_round import open_first_round, with_examples
 from conformance.suite._fleets import Fleets
 from conformance.suite._named import ask_for, discover_in_turn, plain_server
 from conformance.suite._preconditions import (
+    activations_kept,
     definitions_follow_activations,
     dynamic_capacity_kept,
     precondition,
@@ -219,6 +220,8 @@ def test_discovery_activates_only_candidates_within_its_limits(
             if q not in cat:
                 raise fail(("DSC-4.1",), "discovery activated a tool of no server", observed=q, case=trace.case)
             if q in step.before or step.activated.count(q) > 1:
+                # Active before, unless an earlier call's activations were taken back (DEF-3.1).
+                activations_kept(sut, fleets)
                 raise fail(("DSC-4.2",), "discovery activated a tool already active", observed=q, case=trace.case)
             sid, tool = cat[q]
             m = model.servers[sid]
@@ -390,6 +393,8 @@ def test_the_result_reports_the_activated_tools_and_the_counts(
             if set(listed) > new:
                 # More reported than the definitions show: they may be what lags (DEF-2.2).
                 definitions_follow_activations(sut, fleets)
+            # The definitions lose what an earlier call activated (DEF-3.1).
+            activations_kept(sut, fleets)
             raise fail(
                 ("DSC-6.1",),
                 "activated does not list exactly the tools the call newly activated",
@@ -425,6 +430,7 @@ def test_the_result_reports_the_activated_tools_and_the_counts(
                 if sentence == "DSC-6.3":
                     # Right by a capacity of the host's own count: BUD-2 broke first.
                     dynamic_capacity_kept(sut, fleets)
+                activations_kept(sut, fleets)
                 raise fail((sentence,), f"{key} is wrong", expected=want, observed=content, case=trace.case)
 
 

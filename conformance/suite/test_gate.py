@@ -15,7 +15,13 @@ from conformance._wire_types import ToolPolicy, ToolResult
 from conformance.suite._explore import BASES, FLEETS, STEPS, Steps, Trace, explore
 from conformance.suite._fleets import Fleet, Fleets
 from conformance.suite._named import ask_for
-from conformance.suite._preconditions import nothing_to_check, original_names_sent, precondition, qualified_names_kept
+from conformance.suite._preconditions import (
+    activations_kept,
+    nothing_to_check,
+    original_names_sent,
+    precondition,
+    qualified_names_kept,
+)
 from conformance.suite._strategies import FleetAndPolicies, examples, opening
 from conformance.suite._wire import (
     DISCOVERY,
@@ -292,6 +298,7 @@ def test_a_discovered_tool_executes_with_its_arguments(
         )
     if result["isError"] or not calls:
         original_names_sent(trace.calls_after)
+        activations_kept(sut, fleets)
         raise fail(
             ("GATE-3.1",),
             "a tool activated by discovery did not execute",
@@ -338,6 +345,7 @@ def test_a_tool_discovery_activated_runs_on_the_very_next_call(sut: Sut, fleets:
     called = [c for c in served.ledger().calls() if c.get("name") == cat[target][1]["name"]]
     if result["isError"] or not called:
         original_names_sent(served.ledger().calls())
+        activations_kept(sut, fleets)
         raise fail(
             ("GATE-3.1",),
             "a tool discovery had just activated was refused or did not reach its server",

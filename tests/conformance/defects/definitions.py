@@ -138,8 +138,10 @@ def discovery_replaces_previous() -> None:
     last: dict[int, list[int]] = {}
 
     def _search(self: AdaptiveToolset, arguments: Any) -> ToolResult:
+        # Only those still active: an id of a closed run may come back for a new one.
         for i in last.pop(id(self), []):
-            self._evict(i)
+            if i in self._active_set:
+                self._evict(i)
         before = len(self._active)
         result = search(self, arguments)
         last[id(self)] = self._active[before:]
