@@ -50,6 +50,7 @@ __all__ = [
     "first_round_capacity_kept",
     "first_round_capped",
     "gate_refuses_inactive",
+    "left_out_tools_activatable",
     "named_activation_is_due",
     "named_activation_missed",
     "nothing_to_check",
@@ -526,6 +527,50 @@ def definitions_follow_activations(sut: Sut, fleets: Fleets) -> None:
         not lagging,
         "tools discovery reported activated, which the gate runs, are not in the next definitions",
         observed=lagging,
+    )
+
+
+#: Base tools that, with the discovery tool, leave a first-round MCP capacity of one.
+_ONE_FIRST = 94
+
+
+def left_out_tools_activatable(sut: Sut, fleets: Fleets) -> None:
+    """Go on only when a tool the first round left out can be activated later (CAT-1.3): a
+    run of one server of 3 tools and a first round of one asks for a tool left out by its
+    qualified name (DSC-5.8 makes any ranker activate it), then by its original name. A check
+    whose discovery found nothing where it must relies on it, when neither the server's cap
+    of 12 nor its policy is in the way here. Call it on the way to that finding; a check that
+    cites CAT-1.3 judges that itself.
+
+    Raises:
+        Inconclusive: naming CAT-1.3.
+    """
+    if "CAT-1.3" in sut.cited:
+        return
+    server = plain_server("late", 3)
+    # Every tool listed in allowedTools: eligible whatever an omitted list is read as (POL-9.2).
+    policy: ToolPolicy = {"allowedTools": [t.name for t in server.tools]}
+    with fleets.serve(FleetSpec(servers=(server,)), {server.id: policy}) as served:
+
+        async def ask() -> tuple[str, bool] | None:
+            async with sut.open(open_params(served.servers, base_tools(_ONE_FIRST))) as r:
+                shown = names(await r.definitions())
+                left_out = [t for t in served.tools[server.id] if qualified(server.id, t["name"]) not in shown]
+                if not left_out:
+                    return None
+                target = qualified(server.id, left_out[0]["name"])
+                for query in (target, left_out[0]["name"]):
+                    result = await r.call(_wire.DISCOVERY, {"query": query, "server_ids": [server.id], "limit": 12})
+                    if target in _wire.activated(result):
+                        return target, True
+                return target, False
+
+        asked = run(ask())
+    precondition(
+        "CAT-1.3",
+        asked is None or asked[1],
+        f"a tool the first round left out ({asked[0] if asked else ''}) was not activated, asked for by its "
+        "qualified name or its own, on a server of 3 tools",
     )
 
 

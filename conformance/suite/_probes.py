@@ -18,6 +18,7 @@ from conformance.suite._fleets import Fleets
 from conformance.suite._preconditions import (
     activations_kept,
     discovery_passes_twelve,
+    left_out_tools_activatable,
     precondition,
     required_all_active,
     twelve_per_server,
@@ -115,6 +116,7 @@ def vector_diagnosis(sut: Sut, fleets: Fleets) -> Iterator[Diagnosis]:
             twelve_per_server(sut, fleets)
             # Its discoveries may take a server past 12 active tools (SEL-1.3).
             if probe.discoveries:
+                left_out_tools_activatable(sut, fleets)
                 discovery_passes_twelve(sut, fleets)
             # The catalogs stay served for every probe of a group, so a probe opens its run
             # after other runs' discoveries over the same servers: a host whose runs carry

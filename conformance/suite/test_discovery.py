@@ -45,6 +45,7 @@ from conformance.suite._preconditions import (
     activations_kept,
     definitions_follow_activations,
     dynamic_capacity_kept,
+    left_out_tools_activatable,
     precondition,
     qualified_names_kept,
     read_only_applied,
@@ -612,6 +613,8 @@ def test_no_scope_searches_every_server(sut: Sut, fleets: Fleets, scope: object)
         case = served.describe() | {"baseTools": 95}
     allowed = [["y__zebra"], []] if scope == [] else [["y__zebra"]]
     if result["isError"] or activated(result) not in allowed:
+        if not result["isError"] and not activated(result):
+            left_out_tools_activatable(sut, fleets)
         raise fail(
             ("DSC-8.1",),
             f"a server_ids {_shown(scope)} did not search every server",
@@ -761,6 +764,8 @@ def test_lexical_discovery_activates_the_best_ranked_relevant_candidates_in_orde
                 continue
             if got != expected:
                 irrelevant = sorted(set(got) - RELEVANT[query])
+                if not got:
+                    left_out_tools_activatable(sut, fleets)
                 explained = vector_diagnosis.accounting(LEXICAL_RELIES_ON, sut.cited)
                 raise fail(
                     explained or (("DSC-10.2",) if irrelevant else ("DSC-10.3",)),

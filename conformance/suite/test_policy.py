@@ -18,6 +18,7 @@ from conformance.suite._fleets import Fleets, tools_of
 from conformance.suite._preconditions import (
     first_round_capped,
     gate_refuses_inactive,
+    left_out_tools_activatable,
     named_activation_missed,
     policy_applied,
     precondition,
@@ -564,6 +565,9 @@ def test_an_empty_allowed_tools_restricts_nothing_in_auto_mode(sut: Sut, fleets:
             f"the first round of s0 holds {len(first)} tools, not {model.mcp_count}, with every tool allowed too",
             observed={"with an empty allowedTools": first, "with every tool allowed": unrestricted},
         )
+    if len(first) == model.mcp_count and not all(opened.after.values()):
+        # The first round is right; discovery found nothing: any tool left out is lost (CAT-1.3)?
+        left_out_tools_activatable(sut, fleets)
     if len(first) != model.mcp_count or not all(opened.after.values()):
         raise fail(
             ("POL-4.3",),

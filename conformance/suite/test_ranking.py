@@ -28,6 +28,7 @@ import pytest
 from conformance import OutcomeError, Sut, clause
 from conformance._errors import Inconclusive, Nonconformance
 from conformance.suite._fleets import Fleets
+from conformance.suite._preconditions import left_out_tools_activatable
 from conformance.suite._probes import PROBES
 from conformance.suite._vectors import Diagnosis, Mismatch, Outcome, Probe, Violation
 from conformance.suite._wire import DISCOVERY, activated, base_tools, fail, open_params, run
@@ -387,6 +388,9 @@ def test_the_top_discovery_candidate_is_the_one_the_lexical_scores_give(
 ) -> None:
     got, case = top(sut, fleets, servers, query)
     if got != [expected]:
+        # Discovery finds a tool the first round left out at all (CAT-1.3).
+        if not got:
+            left_out_tools_activatable(sut, fleets)
         # A sentence the rule relies on, found broken by the vectors that isolate it, accounts for it.
         explained = vector_diagnosis.accounting(assumes, sut.cited)
         raise fail(

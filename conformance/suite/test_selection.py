@@ -22,6 +22,7 @@ from conformance.suite._preconditions import (
     distinct_definitions,
     excluded_pins_not_required,
     first_round_capped,
+    left_out_tools_activatable,
     named_activation_missed,
     policy_applied,
     precondition,
@@ -333,6 +334,7 @@ def test_discovery_takes_a_server_past_12_up_to_its_max_active_tools(
     if len(active) > max_active:
         raise fail(("SEL-3.1",), "s0 has more active tools than its maxActiveTools", observed=active, case=case)
     if len(active) != tools:
+        left_out_tools_activatable(sut, fleets)
         raise fail(
             ("SEL-1.3",),
             "discovery did not take the server past 12 active tools although each was asked for by name",
