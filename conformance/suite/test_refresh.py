@@ -101,6 +101,22 @@ class Refreshing:
         result = await self.run.call(DISCOVERY, {"query": qualified, "server_ids": [server_id], "limit": 12})
         return activated(result)
 
+    async def new_tools_judged(self) -> None:
+        """Go on only when a tool a server lists for the first time goes through its policy
+        (RFR-3.1): ``ro`` (read-only) adds ``purge_log``, without ``readOnlyHint``, which no
+        discovery call may activate. Call it on the way to a finding on a renamed tool.
+
+        Raises:
+            Inconclusive: naming RFR-3.1.
+        """
+        await self.change("ro", {"add": [{"name": "purge_log", "description": "Purge the log."}]})
+        found = await self.discover("ro__purge_log")
+        precondition(
+            "RFR-3.1",
+            "ro__purge_log" not in found,
+            "a tool new to the read-only server ro, without readOnlyHint, was activated by discovery",
+        )
+
     async def definitions_keep_up(self) -> None:
         """Go on only when the definitions follow the gate through a refresh (RFR-1.3): the
         check's finding is read from the definitions, which lag when a tool ``noisy`` removes
@@ -271,7 +287,13 @@ def test_a_renamed_tool_is_judged_under_its_new_name(sut: Sut, fleets: Fleets) -
             await live.change("guarded", {"rename": [{"from": "archive_table", "to": "drop_table"}]})
             # The old name is a tool the server removed, whatever else it did (RFR-2's).
             await live.gone("guarded__archive_table", still="RFR-2.1", reached="RFR-2.2", found="RFR-2.3")
-            await live.gone("guarded__drop_table", still="RFR-4.3", reached="RFR-4.3", found="RFR-4.3")
+            try:
+                await live.gone("guarded__drop_table", still="RFR-4.3", reached="RFR-4.3", found="RFR-4.3")
+            except Nonconformance:
+                # A rename's new name is judged as any new tool is: unless new tools skip the
+                # policy altogether (RFR-3.1's), this host carried the old name's standing over.
+                await live.new_tools_judged()
+                raise
             if "ro__peek_log" in await live.active():
                 raise AssertionError("a tool without readOnlyHint is active on a read-only server")
             await live.change("ro", {"update": [{"name": "peek_log", "annotations": {"readOnlyHint": True}}]})
@@ -295,6 +317,8 @@ def test_a_new_required_tool_is_activated_where_it_fits_and_reported_where_not(s
             live = Refreshing(fleet, r)
             await live.change("fixed", {"remove": ["b"], "add": [{"name": "c", "annotations": READ_ONLY}]})
             if "fixed__c" not in await live.active():
+                # b, removed, still takes the room c needs (RFR-2.1's).
+                precondition("RFR-2.1", "fixed__b" not in await live.active(), "fixed__b, removed, is still listed")
                 # The gate runs it: active, and the definitions lag (RFR-1.3's).
                 ran = await r.call("fixed__c", {})
                 precondition("RFR-1.3", bool(ran["isError"]), "the gate runs fixed__c, which the definitions leave out")
