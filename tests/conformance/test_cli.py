@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
+import conformance._manifest as manifest_module
 from conformance._cli import certify_parser, main, replay_parser
 from conformance._manifest import render_manifest
 from conformance._options import OPTIONS
@@ -158,6 +159,31 @@ def test_the_manifest_command_prints_and_checks_the_generated_manifest(capsys: p
 
     assert printed[0] == 0 and printed[1] == render_manifest()
     assert checked[0] == 0, checked[2]
+
+
+def test_the_manifest_command_writes_the_manifest_and_check_refuses_a_stale_one(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    path = tmp_path / "MANIFEST.json"
+    monkeypatch.setattr(manifest_module, "MANIFEST_PATH", path)
+
+    missing = refused(capsys, "manifest", "--check")
+    written = refused(capsys, "manifest", "--write")
+    checked = refused(capsys, "manifest", "--check")
+    path.write_text(path.read_text() + " ", encoding="utf-8")
+    stale = refused(capsys, "manifest", "--check")
+
+    assert missing[0] == 1 and path.read_text().rstrip() == render_manifest().rstrip()
+    assert written == (0, f"mcp-conformance: wrote {path}\n", "")
+    assert checked[0] == 0
+    assert stale == (1, "", f"mcp-conformance: {path} is out of date; run: mcp-conformance manifest --write\n")
+
+
+def test_the_commands_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _err = refused(capsys, "--help")
+
+    assert code == 0
+    assert all(command in out for command in ("certify", "replay", "baseline", "manifest"))
 
 
 @pytest.mark.e2e

@@ -125,6 +125,13 @@ def test_a_spec_with_changes_reads_back_as_written() -> None:
         ({"changes": [{"after_calls": 1, "rename": [{"from": "x"}]}]}, "changes[0].rename[0].to", "a tool name"),
         ({"changes": [{"after_calls": 1, "notify": 10_001}]}, "changes[0].notify", "between 0 and 10,000"),
         ({"raw": True, "list_changed": True}, "raw", "a live catalog"),
+        ({"changes": {"after_calls": 1}}, "changes", "a list of changes"),
+        ({"changes": [{"after_calls": 1}] * 1_001}, "changes", "at most 1,000 changes"),
+        ({"changes": [{"after_calls": 1, "add": {"name": "y"}}]}, "changes[0].add", "a list of tools"),
+        ({"changes": [{"after_calls": 1, "list_error": "yes"}]}, "changes[0].list_error", "true or false"),
+        ({"changes": [{"after_calls": 1, "rename": {"x": "y"}}]}, "changes[0].rename", "a list of {from, to}"),
+        ({"changes": [{"after_calls": 1, "update": {"name": "x"}}]}, "changes[0].update", "a list of tools"),
+        ({"changes": [{"after_calls": 1, "update": [{"description": "D."}]}]}, "changes[0].update[0].name", "the name"),
     ],
 )
 def test_a_change_that_cannot_fire_is_refused_when_the_spec_is_read(

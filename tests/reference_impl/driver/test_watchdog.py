@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import sys
 
@@ -50,6 +51,40 @@ def test_the_driver_side_starts_one_watchdog_that_outlives_a_killed_driver_long_
         assert process.returncode == 0
         wait_for_pids([group.pid], 5)
         assert group.wait(5) is not None and not pid_alive(group.pid)
+    finally:
+        group.kill()
+        group.wait()
+
+
+def test_a_watchdog_that_cannot_start_is_reported_once_and_then_left_alone(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise OSError("no processes left")
+
+    monkeypatch.setattr(subprocess, "Popen", refuse)
+    watchdog = Watchdog()
+
+    watchdog("+", 4242)
+    watchdog("+", 4243)
+    watchdog.close()
+
+    assert capsys.readouterr().err == "the stdio servers' watchdog is not running: no processes left\n"
+
+
+@pytest.mark.e2e
+def test_without_proc_a_group_is_running_while_a_signal_still_reaches_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    group = _group()
+
+    def no_proc(path: str) -> list[str]:
+        raise FileNotFoundError(path)
+
+    try:
+        monkeypatch.setattr(os, "listdir", no_proc)
+        assert _watchdog._running(group.pid)
+        group.kill()
+        group.wait()
+        assert not _watchdog._running(group.pid)
     finally:
         group.kill()
         group.wait()
