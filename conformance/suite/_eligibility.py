@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 from typing import Final, Literal, TypeVar
 
 from conformance import Inconclusive, OutcomeError, Sut
-from conformance._wire_types import OpenParams, ToolPolicy
+from conformance._wire_types import Definition, OpenParams, ToolPolicy
 from conformance.suite._fleets import Fleets
-from conformance.suite._predictions import DEFAULT_MAX_ACTIVE, FIRST_ROUND_SERVER_CAP, server_model
+from conformance.suite._predictions import DEFAULT_MAX_ACTIVE, FIRST_ROUND, FIRST_ROUND_SERVER_CAP, server_model
 from conformance.suite._wire import mcp_definitions, names, open_params, qualified, refusal_or, run
 from mock_servers import FleetSpec, ListedTool, ServerSpec, ToolSpec, generate_tools
 
@@ -93,12 +93,14 @@ class PolicyDiagnosis:
         """For a refusal (``kind``) of a ``run.open`` (``params``, or the last sent) that a
         finding on ``sentences`` (none: the ones the test cites) is about: the inconclusive
         outcome naming the rule the refusal came of, when the same run opens (or is refused
-        otherwise) once that rule's part of it is changed, served anew. Two are asked:
+        otherwise) once that rule's part of it is changed, served anew. Three are asked:
 
         - pins its policies exclude, left out: POL-7 (a host may refuse such a run, ID-9,
           with an error that names them, which the checks accept);
         - a ``maxActiveTools`` left out, written out as its default of 24: POL-9.3 (a host
-          that reads another default refuses runs whose required tools fit in 24).
+          that reads another default refuses runs whose required tools fit in 24);
+        - a run at the first-round watermark, with one base tool fewer: BUD-4.3 (a host that
+          refuses a capacity of exactly zero refuses every run drawn at the watermark).
 
         None otherwise, and for a finding on the rule's own clause."""
         params = params or self.sut.last_opened
@@ -138,12 +140,32 @@ class PolicyDiagnosis:
                     f"as its default, {DEFAULT_MAX_ACTIVE}: an omitted maxActiveTools is read as another number",
                     observed={"servers without maxActiveTools": omitted},
                 )
+        base = params.get("baseTools") or []
+        # 95 base tools and the discovery tool leave a first-round MCP capacity of exactly
+        # zero, which a run requiring nothing may have (BUD-4.3); one base tool fewer leaves one.
+        if len(base) >= FIRST_ROUND - 1 and "BUD-4" not in cited:
+            now = self._refused_otherwise(params, kind, base_tools=base[:-1])
+            if now is not None:
+                return Inconclusive(
+                    "BUD-4.3",
+                    f"the run, of {len(base)} base tools, was refused with a {kind}, and {now} with one base tool "
+                    "fewer: a first-round MCP capacity of exactly zero is refused",
+                    observed={"baseTools": len(base)},
+                )
         return None
 
-    def _refused_otherwise(self, params: OpenParams, kind: str, edit: Callable[[ToolPolicy, str], None]) -> str | None:
-        """How ``params``, with ``edit(policy, server id)`` applied to each server's policy,
-        fares over its fleet served anew: "opens", "is refused with a …", or None when it is
-        refused with ``kind`` again or its fleet is not known."""
+    def _refused_otherwise(
+        self,
+        params: OpenParams,
+        kind: str,
+        edit: Callable[[ToolPolicy, str], None] | None = None,
+        *,
+        base_tools: list[Definition] | None = None,
+    ) -> str | None:
+        """How ``params``, with ``edit(policy, server id)`` applied to each server's policy
+        and ``base_tools`` in place of its own, fares over its fleet served anew: "opens",
+        "is refused with a …", or None when it is refused with ``kind`` again or its fleet
+        is not known."""
         ids = [entry.get("id", "") for entry in params.get("servers", [])]
         # The fleet it was refused over, served anew: the test's own has ended by now.
         spec = next(
@@ -154,9 +176,12 @@ class PolicyDiagnosis:
         with self.fleets.serve(spec, record=False) as served:
             fresh = {entry["id"]: entry for entry in served.servers}
             changed = copy.deepcopy(params)
+            if base_tools is not None:
+                changed["baseTools"] = base_tools
             for server in changed["servers"]:
                 policy = copy.deepcopy(server.get("policy") or ToolPolicy())
-                edit(policy, server["id"])
+                if edit is not None:
+                    edit(policy, server["id"])
                 server.update(fresh[server["id"]])
                 server["policy"] = policy
             opened = _in_a_thread(lambda: run(refusal_or(self.sut, changed)))

@@ -14,7 +14,7 @@ from conformance.suite import _wire
 from conformance.suite._eligibility import PolicyDiagnosis
 from conformance.suite._fleets import Fleets, tools_of
 from conformance.suite._preconditions import precondition
-from conformance.suite._wire import open_params, refusal_or, run
+from conformance.suite._wire import base_tools, open_params, refusal_or, run
 from mock_servers import Faults, FleetSpec, ServerSpec
 from tests.conformance.suite.hosts import Front, OpenEdit, misreading, twelve_per_server
 
@@ -279,6 +279,32 @@ def test_a_run_refused_for_a_max_active_tools_read_as_12_when_left_out_is_blamed
     assert _refused(sut, fleets, {"mode": "all"}) is None
     sut.cited = frozenset({"POL-9.5"})  # a check of another default does not
     assert _refused(sut, fleets, {"mode": "all"}) == "POL-9.3"
+
+
+def refuses_zero_capacity(params: OpenParams) -> OpenParams:
+    """A host that refuses a run whose first-round MCP capacity is exactly zero."""
+    if len(params.get("baseTools", [])) == 95:
+        raise OutcomeError("selection_error", "no first-round slot is left under the 96 watermark")
+    return params
+
+
+@pytest.mark.e2e
+def test_a_run_at_the_watermark_refused_for_a_capacity_of_zero_is_blamed_on_bud_4_3(
+    front: Front, fleets: Fleets
+) -> None:
+    def refused_at_the_watermark(sut: Sut) -> str | None:
+        diagnosis = PolicyDiagnosis(sut, fleets)
+        with fleets.serve(SPEC, _policies({})) as served:
+            got = run(refusal_or(sut, open_params(served.servers, base_tools(95))))
+        assert isinstance(got, OutcomeError)
+        found = diagnosis.refusal_or_inconclusive(got.kind)
+        return None if found is None else found.because
+
+    sut = front(opening=refuses_zero_capacity)
+    assert refused_at_the_watermark(sut) == "BUD-4.3"
+    sut.cited = frozenset({"BUD-4.3"})  # its own check judges the refusal itself
+    assert refused_at_the_watermark(sut) is None
+    assert refused_at_the_watermark(front(opening=refuses_everything)) is None
 
 
 @pytest.mark.e2e
