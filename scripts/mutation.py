@@ -1137,8 +1137,9 @@ def main() -> None:
     wall_file = MUTANTS / "wall-time.txt"
     wall = wall_file.read_text() if wall_file.exists() else "unknown"
     results = _while_settled(lambda: collect(verdicts, prints))
-    if not args.report:
-        record_verified(results, prints)
+    # Also for --report: the results of a run stopped before its end (a sitting over) still
+    # re-verify the verdicts whose runs it finished against today's fingerprints.
+    record_verified(results, prints)
     REPORT.write_text(render(results, wall))
     _while_settled(lambda: save_results(results))
     counts = Counter(s.verdict or "no verdict" for s in results.survivors)
