@@ -846,9 +846,10 @@ def collect(verdicts: dict[str, dict[str, str]], prints: Fingerprints) -> Result
     return results
 
 
-def record_verified(results: Results, prints: Fingerprints) -> None:
+def record_verified(results: Results, prints: Fingerprints) -> bool:
     """Record, for every survivor judged equivalent whose in-process and driver runs both
-    happened against today's fingerprints, what its verdict now holds for."""
+    happened against today's fingerprints, what its verdict now holds for; whether that
+    changed the record."""
     process_runs = load_json(PROCESS_RUNS)
     extras = load_json(EXTRA_RESULTS)
     driver = load_json(DRIVER_RESULTS)
@@ -864,7 +865,9 @@ def record_verified(results: Results, prints: Fingerprints) -> None:
         if ran == now and through.get("status") == SURVIVED and through.get("fingerprint") == now:
             verified[survivor.name] = {**now, "mutation": survivor.line}
             survivor.reverified = True
+    changed = verified != load_json(VERIFIED)
     save_json(VERIFIED, verified)
+    return changed
 
 
 def _verdict(name: str, verdicts: dict[str, str]) -> str | None:
@@ -1139,7 +1142,8 @@ def main() -> None:
     results = _while_settled(lambda: collect(verdicts, prints))
     # Also for --report: the results of a run stopped before its end (a sitting over) still
     # re-verify the verdicts whose runs it finished against today's fingerprints.
-    record_verified(results, prints)
+    if record_verified(results, prints):
+        results = _while_settled(lambda: collect(verdicts, prints))  # counted with what was just verified
     REPORT.write_text(render(results, wall))
     _while_settled(lambda: save_results(results))
     counts = Counter(s.verdict or "no verdict" for s in results.survivors)
