@@ -239,11 +239,11 @@ def refuses_everything(params: OpenParams) -> OpenParams:
     raise OutcomeError("config_error", "no run opens here")
 
 
-def _refused(sut: Sut, fleets: Fleets, s1: ToolPolicy) -> str | None:
+def _refused(sut: Sut, fleets: Fleets, s1: ToolPolicy, *, base: int = 0) -> str | None:
     """Open a run the host refuses, let its fleet end, then ask why."""
     diagnosis = PolicyDiagnosis(sut, fleets)
     with fleets.serve(SPEC, _policies(s1)) as served:
-        got = run(refusal_or(sut, open_params(served.servers)))
+        got = run(refusal_or(sut, open_params(served.servers, base_tools(base))))
     assert isinstance(got, OutcomeError)
     found = diagnosis.refusal_or_inconclusive(got.kind)
     return None if found is None else found.because
@@ -292,19 +292,11 @@ def refuses_zero_capacity(params: OpenParams) -> OpenParams:
 def test_a_run_at_the_watermark_refused_for_a_capacity_of_zero_is_blamed_on_bud_4_3(
     front: Front, fleets: Fleets
 ) -> None:
-    def refused_at_the_watermark(sut: Sut) -> str | None:
-        diagnosis = PolicyDiagnosis(sut, fleets)
-        with fleets.serve(SPEC, _policies({})) as served:
-            got = run(refusal_or(sut, open_params(served.servers, base_tools(95))))
-        assert isinstance(got, OutcomeError)
-        found = diagnosis.refusal_or_inconclusive(got.kind)
-        return None if found is None else found.because
-
     sut = front(opening=refuses_zero_capacity)
-    assert refused_at_the_watermark(sut) == "BUD-4.3"
+    assert _refused(sut, fleets, {}, base=95) == "BUD-4.3"
     sut.cited = frozenset({"BUD-4.3"})  # its own check judges the refusal itself
-    assert refused_at_the_watermark(sut) is None
-    assert refused_at_the_watermark(front(opening=refuses_everything)) is None
+    assert _refused(sut, fleets, {}, base=95) is None
+    assert _refused(front(opening=refuses_everything), fleets, {}, base=95) is None
 
 
 @pytest.mark.e2e
