@@ -17,7 +17,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mock_servers._app import FleetUrls
+    from mock_servers._control import ChangeApplied, FleetUrls
     from mock_servers._errors import (
         CaptureError,
         FleetArgumentError,
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from mock_servers._generate import MCP_TOOL_NAME, PROVIDER_TOOL_NAME, example_arguments, generate_tools
     from mock_servers._host import FleetHost
     from mock_servers._http import serve_http
+    from mock_servers._launch import StdioCommand, stdio_command
     from mock_servers._ledger import (
         OBSERVABILITY,
         Discovered,
@@ -54,7 +55,7 @@ if TYPE_CHECKING:
     )
     from mock_servers._limits import LIMITS, Limits
     from mock_servers._processes import ProcessGroup
-    from mock_servers._server import CallResult, ChangeApplied, MemoryFleet, build_server, call_result, memory_server
+    from mock_servers._server import CallResult, MemoryFleet, build_server, call_result, memory_server
     from mock_servers._spec import (
         AnnotationMix,
         CatalogChange,
@@ -116,6 +117,8 @@ __all__ = [
     "memory_server",
     "serve_http",
     "stdio_params",
+    "stdio_command",
+    "StdioCommand",
     # Fleets for pytest tests (the mcp_fleet fixture)
     "FleetFactory",
     "ServedFleet",
@@ -153,24 +156,28 @@ __all__ = [
 
 # Every name loads on first use, so that importing the package (the pytest plugin does, in
 # every test run of a project that installs it) costs nothing until a fleet is wanted. A
-# name comes from the first of these modules that has it, cheapest first: asking for a spec
-# never loads the SDK, and only the HTTP side loads uvicorn.
+# name comes from the first of these modules that has it, cheapest first: what a client of
+# fleets needs (specs, the host's client `FleetHost`, stdio commands, the ledger: all the
+# conformance suite's process uses) never loads the MCP SDK, and only the HTTP side loads
+# uvicorn.
 _MODULES = (
     "_errors",
     "_limits",
     "_wire",
+    "_control",
     "_spec_format",
     "_spec",
+    "_launch",
     "_spec_reader",
     "_generate",
     "_ledger",
     "_processes",
+    "_host",
     "_fixture",
     "_server",
     "_stdio",
     "_app",
     "_http",
-    "_host",
 )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
@@ -21,6 +21,7 @@ from anyio.abc import TaskGroup, TaskStatus
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
+from mock_servers._control import SESSION_IDLE_SECONDS, ChangeApplied, FleetUrls
 from mock_servers._errors import FleetArgumentError, HostError, LedgerError, SpecError
 from mock_servers._ledger import Ledger
 from mock_servers._raw import (
@@ -34,16 +35,13 @@ from mock_servers._raw import (
     abort,
     read_body,
 )
-from mock_servers._server import ChangeApplied, ServerCore, sdk_server_for
+from mock_servers._server import ServerCore, sdk_server_for
 from mock_servers._spec import CatalogChange, FleetSpec
 from mock_servers._spec_changes import change_from_dict
 from mock_servers._spec_reader import spec_from_dict
 
-__all__ = ["MAX_SESSIONS", "SESSION_IDLE_SECONDS", "FleetApp", "FleetUrls"]
+__all__ = ["MAX_SESSIONS", "FleetApp"]
 
-#: How long a legacy-era HTTP session may sit idle (no request in flight) before the server
-#: closes it, so the sessions of clients that vanished without a DELETE end in the ledger.
-SESSION_IDLE_SECONDS = 300.0
 #: Legacy-era HTTP sessions one server keeps open at once. A client that opens one more is
 #: refused (HTTP 503) until a session closes or idles out: clients that vanish without a
 #: DELETE cost a server at most this many sessions' memory (about 40 KB each), not more.
@@ -55,14 +53,6 @@ _SECURITY = TransportSecuritySettings(
     allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
 )
 _CONTROL = "_fleet"
-
-
-class FleetUrls(dict[str, str]):
-    """Server id → endpoint URL of one fleet being served; ``.fleet`` is the fleet's name."""
-
-    def __init__(self, fleet: str, urls: Mapping[str, str]) -> None:
-        super().__init__(urls)
-        self.fleet = fleet
 
 
 @dataclass(slots=True)

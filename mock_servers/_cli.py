@@ -18,6 +18,7 @@ from typing import Any
 
 import anyio
 
+from mock_servers._control import SESSION_IDLE_SECONDS
 from mock_servers._errors import FleetArgumentError, FleetError, LedgerError, SpecError
 from mock_servers._generate import generate_tools
 from mock_servers._ledger import read_ledger
@@ -97,8 +98,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _session_idle_option(parser: argparse.ArgumentParser) -> None:
-    from mock_servers._app import SESSION_IDLE_SECONDS
-
     parser.add_argument(
         "--session-idle",
         type=float,

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from mock_servers._control import ChangeApplied
 from mock_servers._errors import FleetArgumentError
 from mock_servers._generate import generate_tools
 from mock_servers._ledger import Ledger, LedgerView, ProcessStarted, SessionOpened, read_ledger, wait_for_exits
@@ -40,7 +41,7 @@ from mock_servers._wire import ListedTool
 
 if TYPE_CHECKING:  # the SDK's server side loads only when a result is asked for
     from mock_servers._host import FleetHost
-    from mock_servers._server import CallResult, ChangeApplied
+    from mock_servers._server import CallResult
 
 __all__ = ["FleetFactory", "ServedFleet"]
 

@@ -21,15 +21,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from mock_servers._app import SESSION_IDLE_SECONDS, FleetUrls
+from mock_servers._control import SESSION_IDLE_SECONDS, ChangeApplied, FleetUrls
 from mock_servers._errors import HostError
+from mock_servers._launch import PACKAGE_ROOT
 from mock_servers._processes import ProcessGroup
-from mock_servers._server import ChangeApplied
 from mock_servers._spec import CatalogChange, FleetSpec, change_to_dict, spec_to_dict
 from mock_servers._spec_changes import as_change
 from mock_servers._spec_format import ChangeDocument
 from mock_servers._spec_reader import resolve_spec
-from mock_servers._stdio import PACKAGE_ROOT
 
 __all__ = ["FleetHost"]
 

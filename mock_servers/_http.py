@@ -26,7 +26,8 @@ from collections.abc import AsyncIterator, Iterator
 import anyio
 import uvicorn
 
-from mock_servers._app import SESSION_IDLE_SECONDS, FleetApp, FleetUrls
+from mock_servers._app import FleetApp
+from mock_servers._control import SESSION_IDLE_SECONDS, FleetUrls
 from mock_servers._errors import FleetArgumentError, HostError
 from mock_servers._ledger import Ledger
 from mock_servers._server import DropConnection

@@ -24,7 +24,7 @@ from typing import TextIO
 
 import anyio
 
-from mock_servers._app import SESSION_IDLE_SECONDS, FleetUrls
+from mock_servers._control import SESSION_IDLE_SECONDS, FleetUrls
 from mock_servers._errors import FleetArgumentError
 from mock_servers._ledger import Ledger
 from mock_servers._spec import FleetSpec

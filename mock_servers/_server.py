@@ -24,6 +24,7 @@ from mcp.server.subscriptions import ListenHandler
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from mock_servers._control import ChangeApplied
 from mock_servers._errors import FleetArgumentError
 from mock_servers._ledger import Ledger
 from mock_servers._live import ListingWatch, LiveCatalog, Notifier
@@ -33,7 +34,7 @@ from mock_servers._spec_changes import as_change
 from mock_servers._spec_format import ChangeDocument
 from mock_servers._wire import JsonSchema, ListedTool
 
-__all__ = ["CallResult", "ChangeApplied", "MemoryFleet", "ServerCore", "build_server", "call_result", "memory_server"]
+__all__ = ["CallResult", "MemoryFleet", "ServerCore", "build_server", "call_result", "memory_server"]
 
 
 class DropConnection(Exception):
@@ -48,15 +49,6 @@ class CallResult(TypedDict):
     content: list[dict[str, Any]]
     isError: bool
     structuredContent: NotRequired[dict[str, Any]]
-
-
-class ChangeApplied(TypedDict):
-    """What a change of a server's tools made: the catalog version, how many tools the
-    server now lists, how many notifications it sent."""
-
-    catalog: int
-    tools: int
-    notified: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,6 @@ import threading
 import traceback
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from types import FrameType
 from typing import Any, NoReturn
 
@@ -27,17 +26,14 @@ import mcp_types as types
 from mcp import StdioServerParameters
 from mcp.shared.message import SessionMessage
 
+from mock_servers._launch import stdio_command
 from mock_servers._ledger import Ledger
 from mock_servers._processes import start_time
 from mock_servers._raw import serve_raw_stdio
 from mock_servers._server import ServerCore, sdk_server_for
-from mock_servers._spec import FleetSpec, ServerSpec, server_to_dict
+from mock_servers._spec import FleetSpec, ServerSpec
 
 __all__ = ["run_stdio", "stdio_params"]
-
-# The folder that holds the `mock_servers` package, for the child's PYTHONPATH: the stdio
-# client gives a child only a handful of environment variables.
-PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
 
 
 def stdio_params(
@@ -45,31 +41,13 @@ def stdio_params(
     server_id: str,
     ledger_path: str | os.PathLike[str] | None = None,
 ) -> StdioServerParameters:
-    """How to spawn one server of a fleet as a stdio subprocess.
-
-    ``spec_source`` is a preset name, a spec file, or a `FleetSpec` (then the server's
-    spec travels inline on the command line). The command is this interpreter, and the
-    environment carries ``PYTHONPATH`` so the child imports this very copy of the package.
-    The server is named with ``--server-id`` (not ``--server``, which the MCP Inspector
-    takes for itself), so the command line also works under ``mcp-inspector --cli``.
+    """How to spawn one server of a fleet with the MCP SDK's stdio client: `stdio_command`
+    as the SDK's parameters.
 
     Raises:
         KeyError: the fleet has no server with this id (when given a `FleetSpec`).
     """
-    if isinstance(spec_source, FleetSpec):
-        server = spec_source.server(server_id)
-        source = json.dumps({"seed": spec_source.seed, "servers": [server_to_dict(server)]}, separators=(",", ":"))
-    else:
-        source = (
-            str(Path(spec_source).resolve()) if Path(spec_source).suffix in (".json", ".toml") else str(spec_source)
-        )
-    args = ["-m", "mock_servers", "stdio", source, "--server-id", server_id]
-    if ledger_path is not None:
-        args += ["--ledger", str(Path(ledger_path).resolve())]
-    # The MCP SDK starts a stdio server with a minimal environment: a coverage measurement
-    # of the caller (coverage's subprocess patch) reaches the server only if passed on.
-    measured = {k: v for k, v in os.environ.items() if k.startswith("COVERAGE_PROCESS_")}
-    return StdioServerParameters(command=sys.executable, args=args, env={"PYTHONPATH": PACKAGE_ROOT, **measured})
+    return StdioServerParameters(**stdio_command(spec_source, server_id, ledger_path))
 
 
 def run_stdio(server: ServerSpec, ledger_path: str | os.PathLike[str] | None) -> NoReturn:

@@ -30,7 +30,7 @@ from mock_servers import (
     generate_tools,
     read_ledger,
     spec_to_dict,
-    stdio_params,
+    stdio_command,
     wait_for_exits,
 )
 
@@ -146,13 +146,8 @@ class Fleets:
         if transport == "stdio":
             servers: list[ServerConfig] = []
             for s in spec.servers:
-                params = stdio_params(spec, s.id, ledger)
-                transport_params: StdioTransport = {
-                    "type": "stdio",
-                    "command": params.command,
-                    "args": list(params.args),
-                    "env": dict(params.env or {}),
-                }
+                command = stdio_command(spec, s.id, ledger)
+                transport_params: StdioTransport = {"type": "stdio", **command}
                 servers.append({"id": s.id, "transport": transport_params, "policy": pol[s.id].copy()})
             yield Fleet(spec, pol, servers, ledger, tools, recent=self.recent if record else None)
             return
