@@ -24,9 +24,9 @@ import os
 from typing import Literal, NotRequired, TypeAlias, TypedDict
 
 from mock_servers._errors import FleetArgumentError
+from mock_servers._launch import stdio_command
 from mock_servers._serve import endpoint_urls
 from mock_servers._spec import FleetSpec
-from mock_servers._stdio import stdio_params
 
 __all__ = ["CLIENTS", "DEFAULT_PORT", "INSPECTOR", "ClientConfig", "client_config", "default_transport", "usage_notes"]
 
@@ -115,12 +115,8 @@ def client_config(
             entries[server_id] = {"type": "http", "url": url} if client in _TYPED else {"url": url}
     else:
         for server in spec.servers:
-            params = stdio_params(source if source is not None else spec, server.id, ledger_path)
-            entry: StdioEntry = {
-                "command": params.command,
-                "args": list(params.args),
-                "env": dict(params.env or {}),
-            }
+            command = stdio_command(source if source is not None else spec, server.id, ledger_path)
+            entry: StdioEntry = {"command": command["command"], "args": command["args"], "env": command["env"]}
             entries[server.id] = {"type": "stdio", **entry} if client in _TYPED else entry
     return {"servers": entries} if client == "vscode" else {"mcpServers": entries}
 

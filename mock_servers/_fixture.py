@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from mock_servers._control import ChangeApplied
 from mock_servers._errors import FleetArgumentError
 from mock_servers._generate import generate_tools
+from mock_servers._launch import stdio_command
 from mock_servers._ledger import Ledger, LedgerView, ProcessStarted, SessionOpened, read_ledger, wait_for_exits
 from mock_servers._processes import signal_verified, start_time, wait_for_pids
 from mock_servers._spec import CatalogChange, FleetSpec, spec_to_dict
@@ -198,8 +199,6 @@ class FleetFactory:
         return fleet
 
     def _stdio(self, source: object, spec: FleetSpec, ledger_path: Path, n: int, check: bool) -> ServedFleet:
-        from mock_servers._stdio import stdio_params
-
         if isinstance(source, str) and source in preset_names() and not source.endswith((".json", ".toml")):
             where: str | Path = source
         else:
@@ -208,13 +207,8 @@ class FleetFactory:
             where.write_text(json.dumps(spec_to_dict(spec)), encoding="utf-8")
         servers = {}
         for server in spec.servers:
-            params = stdio_params(where, server.id, ledger_path)
-            servers[server.id] = {
-                "type": "stdio",
-                "command": params.command,
-                "args": list(params.args),
-                "env": {**(params.env or {}), MARKER: self._token},
-            }
+            command = stdio_command(where, server.id, ledger_path)
+            servers[server.id] = {"type": "stdio", **command, "env": {**command["env"], MARKER: self._token}}
         return ServedFleet(spec, "stdio", servers, ledger_path, check)
 
     def close(self) -> list[str]:

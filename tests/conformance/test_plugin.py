@@ -324,6 +324,19 @@ def test_a_crashing_driver_fails_one_test_and_the_next_runs_on_a_fresh_one(proje
 
 
 @pytest.mark.e2e
+def test_the_shipped_suite_imports_without_the_mcp_sdk() -> None:
+    """Every certification imports the whole suite in its pytest process: the SDK would cost
+    it seconds of start-up, and only the servers and the drivers need it."""
+    code = (
+        "import pathlib, sys, importlib, conformance.suite as s, conformance.plugin; "
+        "[importlib.import_module('conformance.suite.' + p.stem) for p in pathlib.Path(s.__file__).parent.glob('*.py')]; "
+        "print(sorted(n for n in ('mcp', 'mcp_types', 'uvicorn') if n in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.e2e
 def test_the_plugin_module_imports_nothing_heavy() -> None:
     code = (
         "import sys, conformance.plugin; "
