@@ -525,6 +525,34 @@ def verified_now(name: str, mutation: str, verified: dict[str, Any], prints: Fin
     )
 
 
+@dataclass(frozen=True)
+class Kept:
+    """What an earlier run established, and which of its results a resumed run must
+    establish again."""
+
+    equivalent: dict[str, Any]
+    verified: dict[str, Any]
+    extras: dict[str, Any]
+    #: The fingerprints each in-process result was established against.
+    process_runs: dict[str, Any]
+    prints: Fingerprints
+
+    def rerun(self, name: str, status: str) -> bool:
+        if status == KILLED:
+            return False  # killed stays killed: checks are only ever added
+        if status == TIMEOUT:
+            # A run that goes on over sittings meets machines of other speeds and loads:
+            # a time-out may have been the machine, so it is established again.
+            return True
+        if _verdict(name, self.equivalent) is None:
+            # A survival established against today's suite, SPEC.md and function would only
+            # be established again (the run is seeded): a run cut short in its driver phase
+            # resumes there, not with every in-process survivor.
+            return self.process_runs.get(name) != self.prints.of(name).as_dict()
+        mutation = _describe(name, self.extras) if name in self.extras else _describe(name, {})
+        return not verified_now(name, mutation, self.verified, self.prints)
+
+
 # --- through the driver --------------------------------------------------------------
 
 
@@ -1089,23 +1117,12 @@ def main() -> None:
         verified = load_json(VERIFIED)
         extras_before = load_json(EXTRA_RESULTS)
 
-        def rerun(name: str, status: str) -> bool:
-            """Whether a result kept from an earlier run must be established again."""
-            if status == KILLED:
-                return False  # killed stays killed: checks are only ever added
-            if status == TIMEOUT:
-                # A run that goes on over sittings meets machines of other speeds and loads:
-                # a time-out may have been the machine, so it is established again.
-                return True
-            if _verdict(name, equivalent) is None:
-                return True
-            mutation = _describe(name, extras_before) if name in extras_before else _describe(name, {})
-            return not verified_now(name, mutation, verified, prints)
+        kept = Kept(equivalent, verified, extras_before, load_json(PROCESS_RUNS), prints)
 
         only: list[str] = args.only
 
         def rerun_selected(name: str, status: str) -> bool:
-            return selected(name, only) and rerun(name, status)
+            return selected(name, only) and kept.rerun(name, status)
 
         if args.resume:
             _forget(rerun_selected)

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -108,3 +109,46 @@ def test_the_results_a_checkout_lacks_come_back_from_the_store_as_they_were_save
     assert restored["durations_by_key"] == {}
     assert all(p.read_text() == text for p, text in saved.items() if p.suffix == ".json")
     assert MUTATION._describe("m.x_f__mutmut_2", {}) == "`a + 1` → `a - 1`"
+
+
+class _Prints:
+    """Today's fingerprint of every mutant: one suite, one SPEC.md, one function."""
+
+    def of(self, name: str) -> object:
+        return MUTATION.Fingerprint("suite-now", "spec-now", "function-now")
+
+
+NOW = {"suite": "suite-now", "spec": "spec-now", "function": "function-now"}
+BEFORE = {**NOW, "suite": "suite-before"}
+
+
+def _kept(*, process_runs: dict[str, object], equivalent: dict[str, str] | None = None) -> Any:
+    return MUTATION.Kept(equivalent or {}, {}, {}, process_runs, _Prints())
+
+
+def test_a_resumed_run_keeps_a_survival_established_against_todays_suite() -> None:
+    """A run cut short in its driver phase resumes there, not with every in-process survivor."""
+    kept = _kept(process_runs={"m.x_f__mutmut_1": NOW})
+
+    assert not kept.rerun("m.x_f__mutmut_1", MUTATION.SURVIVED)
+
+
+def test_a_resumed_run_establishes_again_a_survival_of_another_suite() -> None:
+    kept = _kept(process_runs={"m.x_f__mutmut_1": BEFORE})
+
+    assert kept.rerun("m.x_f__mutmut_1", MUTATION.SURVIVED)
+    assert kept.rerun("m.x_f__mutmut_2", MUTATION.SURVIVED)  # no record of its run at all
+
+
+def test_a_resumed_run_keeps_a_kill_and_establishes_a_time_out_again() -> None:
+    kept = _kept(process_runs={"m.x_f__mutmut_1": BEFORE})
+
+    assert not kept.rerun("m.x_f__mutmut_1", MUTATION.KILLED)
+    assert kept.rerun("m.x_f__mutmut_1", MUTATION.TIMEOUT)
+
+
+def test_a_survivor_judged_equivalent_runs_again_until_its_verdict_is_verified_against_todays_suite() -> None:
+    """Its in-process run alone does not re-verify a verdict: the record of the verdict does."""
+    kept = _kept(process_runs={"m.x_f__mutmut_1": NOW}, equivalent={"m.x_f__mutmut_1": "same result"})
+
+    assert kept.rerun("m.x_f__mutmut_1", MUTATION.SURVIVED)
