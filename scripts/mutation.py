@@ -548,7 +548,8 @@ class Kept:
             # A survival established against today's suite, SPEC.md and function would only
             # be established again (the run is seeded): a run cut short in its driver phase
             # resumes there, not with every in-process survivor.
-            return self.process_runs.get(name) != self.prints.of(name).as_dict()
+            established = self.extras[name].get("fingerprint") if name in self.extras else self.process_runs.get(name)
+            return established != self.prints.of(name).as_dict()
         mutation = _describe(name, self.extras) if name in self.extras else _describe(name, {})
         return not verified_now(name, mutation, self.verified, self.prints)
 
@@ -670,7 +671,12 @@ def run_driver(jobs: int, survivors: list[str], prints: Fingerprints) -> None:
             save_json(DRIVER_RESULTS, results)
             say(f"driver: {job.name} {outcome[job.name]} ({seconds[job.name]:.0f} s)")
 
-    pending = list(todo)
+    # Cheapest mutants first, each one's runs together: a run cut short (a sitting over) has
+    # then settled the most mutants it could, and left none half-run.
+    cost: dict[str, float] = {}
+    for job in todo:
+        cost[job.name] = cost.get(job.name, 0.0) + budget(job)
+    pending = sorted(todo, key=lambda job: (cost[job.name], job.name))
     running: dict[int, tuple[DriverJob, subprocess.Popen[bytes], float]] = {}
 
     def running_names() -> set[str]:
@@ -1086,8 +1092,8 @@ def main() -> None:
     parser.add_argument(
         "--resume",
         action="store_true",
-        help="keep the results in mutants/; run the mutants not run yet, the survivors not judged equivalent, "
-        "and the survivors whose verdict of equivalence is stale",
+        help="keep the results in mutants/; run the mutants not run yet, the survivors established against another "
+        "suite, SPEC.md or function, and the survivors whose verdict of equivalence is stale",
     )
     parser.add_argument("--report", action="store_true", help="only write MUTATION.md from the results in mutants/")
     parser.add_argument(
@@ -1131,6 +1137,9 @@ def main() -> None:
         # mutmut runs a mutant it is given by name again, result or not: once the mutants
         # exist, --only names just the selected ones without a result; before, its patterns.
         targets = sorted(pending) if only and results_now else list(only)
+        # Recorded before mutmut starts, so that a run stopped midway keeps, with the
+        # fingerprints they were established against, the results it did reach.
+        _note_process_runs(pending, prints, before=True)
         if targets or not only:
             say(
                 f"mutmut on {len(MODULES)} modules, {args.jobs} at a time" + (f", {len(targets)} names" if only else "")
@@ -1242,12 +1251,14 @@ def save_results(results: Results) -> None:
 _STORED_FILES = {"extras": EXTRA_RESULTS, "driver": DRIVER_RESULTS, "process_runs": PROCESS_RUNS}
 
 
-def _note_process_runs(pending: set[str], prints: Fingerprints) -> None:
-    """Record the fingerprints the mutants mutmut just ran were judged against."""
+def _note_process_runs(pending: set[str], prints: Fingerprints, *, before: bool = False) -> None:
+    """Record the fingerprints the mutants mutmut runs are judged against: ``before`` it
+    starts, those of every mutant it is about to run (one without a result yet is not run
+    whatever its record says); after, those of any other result that lacks one."""
     runs = load_json(PROCESS_RUNS)
     for path, _ in MODULES:
         for name, code in mutmut_results(path).items():
-            if code is not None and (name in pending or name not in runs):
+            if name in pending if before else code is not None and (name in pending or name not in runs):
                 runs[name] = prints.of(name).as_dict()
     save_json(PROCESS_RUNS, runs)
 

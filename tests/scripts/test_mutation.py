@@ -152,3 +152,31 @@ def test_a_survivor_judged_equivalent_runs_again_until_its_verdict_is_verified_a
     kept = _kept(process_runs={"m.x_f__mutmut_1": NOW}, equivalent={"m.x_f__mutmut_1": "same result"})
 
     assert kept.rerun("m.x_f__mutmut_1", MUTATION.SURVIVED)
+
+
+def test_a_run_stopped_during_mutmut_keeps_the_in_process_results_it_reached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(MUTATION, "MUTANTS", tmp_path)
+    monkeypatch.setattr(MUTATION, "PROCESS_RUNS", tmp_path / "process-runs.json")
+    meta = tmp_path / f"{MUTATION.MODULES[0][0]}.meta"
+    meta.parent.mkdir(parents=True)
+    codes: dict[str, int | None] = {"m.x_f__mutmut_1": None, "m.x_f__mutmut_2": None}
+    meta.write_text(json.dumps({"exit_code_by_key": codes}))
+
+    MUTATION._note_process_runs(set(codes), _Prints(), before=True)
+    # mutmut settles the first mutant, then the run is stopped.
+    meta.write_text(json.dumps({"exit_code_by_key": {**codes, "m.x_f__mutmut_1": 0}}))
+    kept = _kept(process_runs=MUTATION.load_json(tmp_path / "process-runs.json"))
+
+    assert not kept.rerun("m.x_f__mutmut_1", MUTATION.SURVIVED)
+
+
+def test_a_resumed_run_keeps_the_survival_of_a_mutant_of_a_constant_established_against_todays_suite() -> None:
+    extras = {"m.LIMIT__extra_1": {"status": "survived", "fingerprint": NOW}}
+    kept = MUTATION.Kept({}, {}, extras, {}, _Prints())
+
+    assert not kept.rerun("m.LIMIT__extra_1", MUTATION.SURVIVED)
+    assert MUTATION.Kept({}, {}, {"m.LIMIT__extra_1": {"fingerprint": BEFORE}}, {}, _Prints()).rerun(
+        "m.LIMIT__extra_1", MUTATION.SURVIVED
+    )
