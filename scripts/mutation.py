@@ -544,14 +544,15 @@ class Kept:
             # A run that goes on over sittings meets machines of other speeds and loads:
             # a time-out may have been the machine, so it is established again.
             return True
-        if _verdict(name, self.equivalent) is None:
-            # A survival established against today's suite, SPEC.md and function would only
-            # be established again (the run is seeded): a run cut short in its driver phase
-            # resumes there, not with every in-process survivor.
-            established = self.extras[name].get("fingerprint") if name in self.extras else self.process_runs.get(name)
-            return established != self.prints.of(name).as_dict()
-        mutation = _describe(name, self.extras) if name in self.extras else _describe(name, {})
-        return not verified_now(name, mutation, self.verified, self.prints)
+        if _verdict(name, self.equivalent) is not None:
+            mutation = _describe(name, self.extras) if name in self.extras else _describe(name, {})
+            if verified_now(name, mutation, self.verified, self.prints):
+                return False
+        # A survival established against today's suite, SPEC.md and function would only be
+        # established again (the run is seeded): a run stopped midway resumes where it was,
+        # and a verdict is re-verified once its driver run is in too (record_verified).
+        established = self.extras[name].get("fingerprint") if name in self.extras else self.process_runs.get(name)
+        return established != self.prints.of(name).as_dict()
 
 
 # --- through the driver --------------------------------------------------------------

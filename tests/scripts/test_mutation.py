@@ -147,11 +147,13 @@ def test_a_resumed_run_keeps_a_kill_and_establishes_a_time_out_again() -> None:
     assert kept.rerun("m.x_f__mutmut_1", MUTATION.TIMEOUT)
 
 
-def test_a_survivor_judged_equivalent_runs_again_until_its_verdict_is_verified_against_todays_suite() -> None:
-    """Its in-process run alone does not re-verify a verdict: the record of the verdict does."""
-    kept = _kept(process_runs={"m.x_f__mutmut_1": NOW}, equivalent={"m.x_f__mutmut_1": "same result"})
+def test_a_survivor_judged_equivalent_runs_again_in_process_only_against_another_suite() -> None:
+    """Its verdict is re-verified once its driver run is in too; the in-process run stands."""
+    equivalent = {"m.x_f__mutmut_1": "same result", "m.x_f__mutmut_2": "same result"}
+    kept = _kept(process_runs={"m.x_f__mutmut_1": NOW, "m.x_f__mutmut_2": BEFORE}, equivalent=equivalent)
 
-    assert kept.rerun("m.x_f__mutmut_1", MUTATION.SURVIVED)
+    assert not kept.rerun("m.x_f__mutmut_1", MUTATION.SURVIVED)
+    assert kept.rerun("m.x_f__mutmut_2", MUTATION.SURVIVED)
 
 
 def test_a_run_stopped_during_mutmut_keeps_the_in_process_results_it_reached(
