@@ -530,7 +530,7 @@ class Kept:
     """What an earlier run established, and which of its results a resumed run must
     establish again."""
 
-    equivalent: dict[str, Any]
+    equivalent: dict[str, Verdict]
     verified: dict[str, Any]
     extras: dict[str, Any]
     #: The fingerprints each in-process result was established against.
@@ -544,10 +544,11 @@ class Kept:
             # A run that goes on over sittings meets machines of other speeds and loads:
             # a time-out may have been the machine, so it is established again.
             return True
-        if _verdict(name, self.equivalent) is not None:
-            mutation = _describe(name, self.extras) if name in self.extras else _describe(name, {})
-            if verified_now(name, mutation, self.verified, self.prints):
-                return False
+        mutation = _describe(name, self.extras)
+        if _verdict(name, self.equivalent, mutation) is not None and verified_now(
+            name, mutation, self.verified, self.prints
+        ):
+            return False
         # A survival established against today's suite, SPEC.md and function would only be
         # established again (the run is seeded): a run stopped midway resumes where it was,
         # and a verdict is re-verified once its driver run is in too (record_verified).
@@ -816,6 +817,8 @@ class Results:
     survivors: list[Survivor] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)
     contradicted: list[str] = field(default_factory=list)
+    #: Survivors whose name has a verdict written for another mutation (renumbered by mutmut).
+    misdirected: list[tuple[Survivor, str]] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     through_driver: int = 0
     #: In-process survivors with no settled driver result (a run cut short, or over budget).
@@ -831,7 +834,7 @@ def statuses_of(path: str, extras: dict[str, Any], unrun: set[str]) -> dict[str,
     return statuses
 
 
-def collect(verdicts: dict[str, dict[str, str]], prints: Fingerprints) -> Results:
+def collect(verdicts: dict[str, dict[str, Verdict]], prints: Fingerprints) -> Results:
     equivalent, awaiting = verdicts.get("equivalent", {}), verdicts.get("awaiting", {})
     extras = load_json(EXTRA_RESULTS)
     driver = load_json(DRIVER_RESULTS)
@@ -852,7 +855,7 @@ def collect(verdicts: dict[str, dict[str, str]], prints: Fingerprints) -> Result
                 results.driver_pending.append(name)
             if status == SURVIVED and by_driver in (KILLED, TIMEOUT):
                 row.killed_by_driver += 1
-                if _verdict(name, equivalent) is not None:
+                if _verdict(name, equivalent, _describe(name, extras)) is not None:
                     results.contradicted.append(name)
             elif status == NOT_RUN:
                 row.not_run += 1
@@ -865,19 +868,22 @@ def collect(verdicts: dict[str, dict[str, str]], prints: Fingerprints) -> Result
                 row.survived += 1
                 mutation = _describe(name, extras)
                 survivor = Survivor(name, path, mutation, unreached=codes.get(name) == 33)
-                if (key := _verdict(name, equivalent)) is not None:
+                written = equivalent.get(name) or awaiting.get(name)
+                if written is not None and written.mutation != mutation:
+                    results.misdirected.append((survivor, written.mutation or ""))
+                if (key := _verdict(name, equivalent, mutation)) is not None:
                     row.equivalent += 1
-                    survivor.verdict, survivor.reason = "equivalent", equivalent[key]
+                    survivor.verdict, survivor.reason = "equivalent", equivalent[key].reason
                     survivor.reverified = verified_now(name, mutation, verified, prints)
                     row.reverified += survivor.reverified
                     used.add(key)
-                elif (key := _verdict(name, awaiting)) is not None:
+                elif (key := _verdict(name, awaiting, mutation)) is not None:
                     row.awaiting += 1
-                    survivor.verdict, survivor.reason = "awaiting a check", awaiting[key]
+                    survivor.verdict, survivor.reason = "awaiting a check", awaiting[key].reason
                     used.add(key)
                 results.survivors.append(survivor)
         results.rows.append(row)
-    results.stale = sorted((set(equivalent) | set(awaiting)) - used)
+    results.stale = sorted((set(equivalent) | set(awaiting)) - used - {s.name for s, _ in results.misdirected})
     return results
 
 
@@ -905,10 +911,37 @@ def record_verified(results: Results, prints: Fingerprints) -> bool:
     return changed
 
 
-def _verdict(name: str, verdicts: dict[str, str]) -> str | None:
-    """The key of ``verdicts`` that judges ``name``: the name itself, or a pattern with ``*``
-    for a whole function whose mutants share one reason."""
-    if name in verdicts:
+@dataclass(frozen=True)
+class Verdict:
+    reason: str
+    #: The change the verdict was written for: mutmut numbers a function's mutants anew
+    #: when the function changes, so a name alone may come to mean another mutation. None
+    #: for a pattern, which judges every mutant of a function alike.
+    mutation: str | None = None
+
+
+def load_verdicts(text: str) -> dict[str, dict[str, Verdict]]:
+    """The sections of ``scripts/mutation-verdicts.toml``: a pattern with ``*`` maps to its
+    reason; a mutant's name to ``{ reason = "...", mutation = "..." }``, the change it judged."""
+    sections: dict[str, dict[str, Verdict]] = {}
+    for section, entries in tomllib.loads(text).items():
+        sections[section] = {}
+        for key, value in entries.items():
+            if "*" in key and isinstance(value, str):
+                sections[section][key] = Verdict(value)
+            elif "*" not in key and isinstance(value, dict) and set(value) == {"reason", "mutation"}:
+                sections[section][key] = Verdict(str(value["reason"]), str(value["mutation"]))
+            else:
+                want = "a reason" if "*" in key else "{ reason = ..., mutation = ... }"
+                sys.exit(f"{VERDICTS.name}: [{section}] {key!r} must map to {want}, got {value!r}")
+    return sections
+
+
+def _verdict(name: str, verdicts: dict[str, Verdict], mutation: str) -> str | None:
+    """The key of ``verdicts`` that judges ``name``: the name itself when the verdict was
+    written for this mutation, or a pattern with ``*`` for a whole function whose mutants
+    share one reason."""
+    if name in verdicts and verdicts[name].mutation == mutation:
         return name
     return next((key for key in verdicts if "*" in key and fnmatch.fnmatchcase(name, key)), None)
 
@@ -1015,6 +1048,17 @@ def render(results: Results, wall: str) -> str:
             "",
         ]
         out += [f"- `{name}`" for name in results.contradicted] + [""]
+    if results.misdirected:
+        out += [
+            "## Verdicts written for another mutation",
+            "",
+            "mutmut numbered these functions' mutants anew after they changed: the verdict under each",
+            "name judged another change, so the survivor now named so counts as without a verdict until",
+            "it is judged again.",
+            "",
+        ]
+        out += [f"- `{s.name}`: judged {judged}; now {s.line}" for s, judged in results.misdirected]
+        out.append("")
     if results.stale:
         out += ["## Stale verdicts", "", "Verdicts on mutants that were killed or no longer exist:", ""]
         out += [f"- `{name}`" for name in results.stale] + [""]
@@ -1109,7 +1153,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.jobs < 1:
         parser.error(f"--jobs must be at least 1, got {args.jobs}")
-    verdicts = tomllib.loads(VERDICTS.read_text())
+    verdicts = load_verdicts(VERDICTS.read_text())
     equivalent = verdicts.get("equivalent", {})
     started = time.monotonic()
     if args.report or args.resume:

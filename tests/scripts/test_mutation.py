@@ -149,7 +149,7 @@ def test_a_resumed_run_keeps_a_kill_and_establishes_a_time_out_again() -> None:
 
 def test_a_survivor_judged_equivalent_runs_again_in_process_only_against_another_suite() -> None:
     """Its verdict is re-verified once its driver run is in too; the in-process run stands."""
-    equivalent = {"m.x_f__mutmut_1": "same result", "m.x_f__mutmut_2": "same result"}
+    equivalent = {"m.x_f__mutmut_*": MUTATION.Verdict("same result")}
     kept = _kept(process_runs={"m.x_f__mutmut_1": NOW, "m.x_f__mutmut_2": BEFORE}, equivalent=equivalent)
 
     assert not kept.rerun("m.x_f__mutmut_1", MUTATION.SURVIVED)
@@ -175,10 +175,37 @@ def test_a_run_stopped_during_mutmut_keeps_the_in_process_results_it_reached(
 
 
 def test_a_resumed_run_keeps_the_survival_of_a_mutant_of_a_constant_established_against_todays_suite() -> None:
-    extras = {"m.LIMIT__extra_1": {"status": "survived", "fingerprint": NOW}}
+    change = {"line": 3, "before": "LIMIT = 12", "after": "LIMIT = 11"}
+    extras = {"m.LIMIT__extra_1": {**change, "status": "survived", "fingerprint": NOW}}
     kept = MUTATION.Kept({}, {}, extras, {}, _Prints())
 
     assert not kept.rerun("m.LIMIT__extra_1", MUTATION.SURVIVED)
-    assert MUTATION.Kept({}, {}, {"m.LIMIT__extra_1": {"fingerprint": BEFORE}}, {}, _Prints()).rerun(
+    assert MUTATION.Kept({}, {}, {"m.LIMIT__extra_1": {**change, "fingerprint": BEFORE}}, {}, _Prints()).rerun(
         "m.LIMIT__extra_1", MUTATION.SURVIVED
     )
+
+
+def test_a_verdict_judges_only_the_mutation_it_was_written_for() -> None:
+    """mutmut numbers a changed function's mutants anew: the name alone may mean another change."""
+    verdicts = MUTATION.load_verdicts(
+        '[equivalent]\n"m.x_f__mutmut_1" = { reason = "same codec", mutation = "`utf-8` → `UTF-8`" }\n'
+    )["equivalent"]
+
+    assert MUTATION._verdict("m.x_f__mutmut_1", verdicts, "`utf-8` → `UTF-8`") == "m.x_f__mutmut_1"
+    assert MUTATION._verdict("m.x_f__mutmut_1", verdicts, "`a >= b` → `a > b`") is None
+
+
+def test_a_pattern_verdict_judges_every_mutant_of_its_function() -> None:
+    verdicts = MUTATION.load_verdicts('[equivalent]\n"m.x_f__mutmut_*" = "only the trace reads it"\n')["equivalent"]
+
+    assert MUTATION._verdict("m.x_f__mutmut_7", verdicts, "`a` → `b`") == "m.x_f__mutmut_*"
+    assert MUTATION._verdict("m.x_g__mutmut_7", verdicts, "`a` → `b`") is None
+
+
+def test_a_verdict_on_one_mutant_without_its_mutation_is_refused_by_name() -> None:
+    with pytest.raises(SystemExit, match=r"'m\.x_f__mutmut_1' must map to"):
+        MUTATION.load_verdicts('[equivalent]\n"m.x_f__mutmut_1" = "same codec"\n')
+
+
+def test_the_verdicts_shipped_each_name_the_mutation_they_judged() -> None:
+    MUTATION.load_verdicts(MUTATION.VERDICTS.read_text())
