@@ -544,16 +544,16 @@ class Kept:
             # A run that goes on over sittings meets machines of other speeds and loads:
             # a time-out may have been the machine, so it is established again.
             return True
-        mutation = _describe(name, self.extras)
-        if _verdict(name, self.equivalent, mutation) is not None and verified_now(
-            name, mutation, self.verified, self.prints
-        ):
-            return False
         # A survival established against today's suite, SPEC.md and function would only be
         # established again (the run is seeded): a run stopped midway resumes where it was,
         # and a verdict is re-verified once its driver run is in too (record_verified).
         established = self.extras[name].get("fingerprint") if name in self.extras else self.process_runs.get(name)
-        return established != self.prints.of(name).as_dict()
+        if established == self.prints.of(name).as_dict():
+            return False
+        mutation = _describe(name, self.extras)  # a diff read from mutants/: only when needed
+        return _verdict(name, self.equivalent, mutation) is None or not verified_now(
+            name, mutation, self.verified, self.prints
+        )
 
 
 # --- through the driver --------------------------------------------------------------
@@ -929,8 +929,13 @@ def load_verdicts(text: str) -> dict[str, dict[str, Verdict]]:
         for key, value in entries.items():
             if "*" in key and isinstance(value, str):
                 sections[section][key] = Verdict(value)
-            elif "*" not in key and isinstance(value, dict) and set(value) == {"reason", "mutation"}:
-                sections[section][key] = Verdict(str(value["reason"]), str(value["mutation"]))
+            elif (
+                "*" not in key
+                and isinstance(value, dict)
+                and set(value) == {"reason", "mutation"}
+                and all(isinstance(v, str) for v in value.values())
+            ):
+                sections[section][key] = Verdict(value["reason"], value["mutation"])
             else:
                 want = "a reason" if "*" in key else "{ reason = ..., mutation = ... }"
                 sys.exit(f"{VERDICTS.name}: [{section}] {key!r} must map to {want}, got {value!r}")
@@ -1304,11 +1309,11 @@ _STORED_FILES = {"extras": EXTRA_RESULTS, "driver": DRIVER_RESULTS, "process_run
 def _note_process_runs(pending: set[str], prints: Fingerprints, *, before: bool = False) -> None:
     """Record the fingerprints the mutants mutmut runs are judged against: ``before`` it
     starts, those of every mutant it is about to run (one without a result yet is not run
-    whatever its record says); after, those of any other result that lacks one."""
+    whatever its record says); after, those of any result that still lacks one."""
     runs = load_json(PROCESS_RUNS)
     for path, _ in MODULES:
         for name, code in mutmut_results(path).items():
-            if name in pending if before else code is not None and (name in pending or name not in runs):
+            if (name in pending) if before else (code is not None and name not in runs):
                 runs[name] = prints.of(name).as_dict()
     save_json(PROCESS_RUNS, runs)
 

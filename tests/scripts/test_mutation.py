@@ -122,7 +122,7 @@ NOW = {"suite": "suite-now", "spec": "spec-now", "function": "function-now"}
 BEFORE = {**NOW, "suite": "suite-before"}
 
 
-def _kept(*, process_runs: dict[str, object], equivalent: dict[str, str] | None = None) -> Any:
+def _kept(*, process_runs: dict[str, object], equivalent: dict[str, object] | None = None) -> Any:
     return MUTATION.Kept(equivalent or {}, {}, {}, process_runs, _Prints())
 
 
