@@ -309,11 +309,6 @@ def run_extras(jobs: int, rerun: Any, prints: Fingerprints, only: Sequence[str] 
 
     ``rerun(name, status)`` tells whether a result from an earlier run must be run again.
     """
-    stats = json.loads((MUTANTS / "mutmut-stats.json").read_text())
-    durations: dict[str, float] = stats["duration_by_test"]
-    reaching = set().union(*map(set, stats["tests_by_mangled_function_name"].values()))
-    tests = sorted(reaching, key=lambda t: durations.get(t, 0.0))
-    budget = 15 * (sum(durations.get(t, 0.0) for t in tests) + 1)
     results: dict[str, dict[str, Any]] = load_json(EXTRA_RESULTS)
     results = {name: r for name, r in results.items() if not rerun(name, r["status"])}
     # The core modules' numbers first: the lexical weights are many, and a run cut short
@@ -323,9 +318,23 @@ def run_extras(jobs: int, rerun: Any, prints: Fingerprints, only: Sequence[str] 
         (e for e in extra_mutants() if e.name not in results and selected(e.name, only)),
         key=lambda e: section[e.path] == "lexical",
     )
-    say(f"extra mutants: {len(extras)} (module constants and @property bodies), {len(tests)} tests each at most")
     if not extras:
+        say("extra mutants: none to run (module constants and @property bodies)")
         return
+    # Which tests reach the reference, and how long each takes: mutmut maps it before its
+    # first mutant, so a resumed run that gave mutmut nothing to run may not have it yet.
+    stats_file = MUTANTS / "mutmut-stats.json"
+    if not stats_file.exists():
+        raise SystemExit(
+            f"{stats_file} is missing: mutmut has not mapped the suite in this mutants/ yet; "
+            "run without --only (or with a pattern that matches a mutant mutmut runs) first"
+        )
+    stats = json.loads(stats_file.read_text())
+    durations: dict[str, float] = stats["duration_by_test"]
+    reaching = set().union(*map(set, stats["tests_by_mangled_function_name"].values()))
+    tests = sorted(reaching, key=lambda t: durations.get(t, 0.0))
+    budget = 15 * (sum(durations.get(t, 0.0) for t in tests) + 1)
+    say(f"extra mutants: {len(extras)} (module constants and @property bodies), {len(tests)} tests each at most")
     trees = [_copy_tree(MUTANTS / "extra" / f"tree-{i}") for i in range(jobs)]
     clean = _start(trees[0], tests[:3])
     if clean.wait() != 0:

@@ -209,3 +209,16 @@ def test_a_verdict_on_one_mutant_without_its_mutation_is_refused_by_name() -> No
 
 def test_the_verdicts_shipped_each_name_the_mutation_they_judged() -> None:
     MUTATION.load_verdicts(MUTATION.VERDICTS.read_text())
+
+
+def test_a_resumed_run_with_no_mutant_of_a_constant_to_run_needs_no_map_of_the_suite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A fresh checkout resuming a module whose results are all kept: mutmut runs nothing, so
+    # it never maps which tests reach which function.
+    monkeypatch.setattr(MUTATION, "MUTANTS", tmp_path)
+    monkeypatch.setattr(MUTATION, "EXTRA_RESULTS", tmp_path / "extra-results.json")
+    monkeypatch.setattr(MUTATION, "extra_mutants", list)  # their results all kept
+    assert not (tmp_path / "mutmut-stats.json").exists()
+
+    MUTATION.run_extras(1, lambda name, status: False, _Prints(), ["no.such.module.*"])
