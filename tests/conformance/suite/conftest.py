@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -13,14 +12,23 @@ from conformance.suite._fleets import Fleets
 from tests.conformance.suite.hosts import Edit, Edited, Front, OpenEdit
 
 
-@pytest.fixture
-def fleets(tmp_path: Path) -> Iterator[Fleets]:
-    """A fleet host of this test's own (started on first use)."""
-    served = Fleets(tmp_path)
+@pytest.fixture(scope="session")
+def shared_fleets(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleets]:
+    """One fleet host per worker (started on first use), as the suite's own runs have: a host
+    costs a second or two to start, more than most of the tests that use it."""
+    served = Fleets(tmp_path_factory.mktemp("fleets"))
     try:
         yield served
     finally:
         served.close()
+
+
+@pytest.fixture
+def fleets(shared_fleets: Fleets) -> Fleets:
+    """The worker's fleet host, with no fleet of an earlier test among the recent ones (as
+    before each test of the suite)."""
+    shared_fleets.recent.clear()
+    return shared_fleets
 
 
 @pytest.fixture
