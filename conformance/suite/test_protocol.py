@@ -28,7 +28,7 @@ from conformance._wire_types import Definition
 from conformance.suite._fleets import Fleet, Fleets
 from conformance.suite._preconditions import precondition
 from conformance.suite._wire import DISCOVERY, base_tools, catalog, fail, names, open_params, portable, run
-from mock_servers import Faults, FleetSpec, ServerSpec, example_arguments
+from mock_servers import Faults, FleetSpec, ServerSpec, ToolSpec, example_arguments
 
 INITIALIZE: dict[str, Any] = {"protocolVersion": PROTOCOL_VERSION}
 FLEET = FleetSpec(servers=(ServerSpec(id="s0", tool_count=20),), seed=11)
@@ -451,6 +451,51 @@ def test_a_run_id_of_no_open_run_is_unknown_run_and_the_driver_goes_on(sut: Sut,
                     )
         channel.result("still open", "run.definitions", {"runId": open_id})
         channel.result("close", "run.close", {"runId": open_id})
+        with fleets.serve(SLOW_FLEET, {"s0": {"mode": "all", "pinnedTools": ["wait"]}}) as slow:
+            _two_closes_of_one_run(channel, slow)
+
+
+# A pinned tool (active in every reading) whose server keeps each call waiting, so that the
+# requests written behind a call are in flight with it.
+SLOW_FLEET = FleetSpec(
+    servers=(
+        ServerSpec(
+            id="s0", tool_count=0, tools=(ToolSpec(name="wait", description="Waits."),), faults=Faults(slow_calls=0.5)
+        ),
+    ),
+    seed=11,
+)
+
+
+def _two_closes_of_one_run(channel: _Checked, served: Fleet) -> None:
+    """Two ``run.close`` of one run, written behind a call of the run that is still waiting
+    for its server: a driver working on requests at once (P9) has both in flight together.
+    One closes the run and the other finds it closed, in either order."""
+    run_id = channel.result("open a run", "run.open", open_params(served.servers)).get("runId")
+    arguments = example_arguments(served.tools["s0"][0])
+    channel.send(
+        _request("call", "run.call", {"runId": run_id, "name": "s0__wait", "arguments": arguments}),
+        _request("close", "run.close", {"runId": run_id}),
+        _request("close again", "run.close", {"runId": run_id}),
+    )
+    replies = [channel.read(f"request {i} of 3 written together") for i in (1, 2, 3)]
+    closes = [r for r in replies if isinstance(r, dict) and r.get("id") in ("close", "close again")]
+    closed = [r for r in closes if "result" in r]
+    refused = [
+        r
+        for r in closes
+        if isinstance(r.get("error"), dict)
+        and r["error"].get("code") == -32602
+        and isinstance(r["error"].get("data"), dict)
+        and r["error"]["data"].get("kind") == "unknown_run"
+    ]
+    if len(closed) != 1 or len(refused) != 1:
+        raise channel.fail(
+            "of two run.close of one run written together, not one closed it and the other was unknown_run",
+            expected="one result, and one error -32602 with data.kind unknown_run, in either order",
+            observed=closes,
+        )
+    channel.still_serving("two run.close of one run")
 
 
 # Seconds a driver may take to exit after answering shutdown (PROTOCOL.md's grace).
