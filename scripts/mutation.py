@@ -100,8 +100,10 @@ DRIVER_ARGS = (
 )  # fmt: skip
 #: The checks of the driver protocol itself, which skip in process.
 PROTOCOL_TESTS = ("conformance/suite/test_protocol.py",)
-#: Profile claims depend on the ranker a driver runs with: mutants of these functions are
-#: also run with a ranker that is not lexical, against the checks of the lexical profile.
+#: Where a driver makes its profile claims, which depend on the ranker and the profiles it
+#: runs with: mutants of these functions are also run with a ranker that is not lexical,
+#: against the checks of the lexical profile, and with the optional profiles off, against
+#: theirs.
 RANKER_DEPENDENT = ("reference_impl.driver._session.xǁReferenceDriverǁinitialize__mutmut_*",)
 LEXICAL_TESTS = (
     "conformance/suite/test_ranking.py",
@@ -606,6 +608,10 @@ def driver_jobs(names: Sequence[str], stats: dict[str, Any]) -> list[DriverJob]:
             # Their in-process seconds say nothing (they skip there): the budget adds the
             # time a clean run of them took.
             jobs.append(DriverJob(name, PROFILE_TESTS, PROFILE_FLAGS, 0.0))
+        if any(fnmatch.fnmatchcase(name, pattern) for pattern in RANKER_DEPENDENT):
+            # With the profiles off, a driver claiming one it lacks meets that profile's
+            # checks, which a certification runs for what is claimed (P18).
+            jobs.append(DriverJob(name, PROFILE_TESTS, (), 0.0))
     return jobs
 
 
@@ -638,7 +644,7 @@ def run_driver(jobs: int, survivors: list[str], prints: Fingerprints) -> None:
     protocol_seconds = time.monotonic() - started
     say(f"the protocol checks took {protocol_seconds:.0f} s through an unmutated driver")
     profile_seconds = 0.0
-    if any(job.flags == PROFILE_FLAGS for job in todo):
+    if any(job.tests == PROFILE_TESTS for job in todo):
         started = time.monotonic()
         clean = _start_driver(trees[0], PROFILE_TESTS, mutant=None, flags=PROFILE_FLAGS)
         if clean.wait() != 0:
@@ -648,7 +654,7 @@ def run_driver(jobs: int, survivors: list[str], prints: Fingerprints) -> None:
 
     def budget(job: DriverJob) -> float:
         expected = job.seconds + (protocol_seconds if PROTOCOL_TESTS[0] in job.tests else 0.0)
-        expected += profile_seconds if job.flags == PROFILE_FLAGS else 0.0
+        expected += profile_seconds if job.tests == PROFILE_TESTS else 0.0
         return DRIVER_SLACK * expected + 60.0
 
     outcome: dict[str, str] = {}

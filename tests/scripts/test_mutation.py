@@ -222,3 +222,14 @@ def test_a_resumed_run_with_no_mutant_of_a_constant_to_run_needs_no_map_of_the_s
     assert not (tmp_path / "mutmut-stats.json").exists()
 
     MUTATION.run_extras(1, lambda name, status: False, _Prints(), ["no.such.module.*"])
+
+
+def test_a_mutant_of_the_profile_claims_meets_the_profiles_checks_with_the_profiles_off() -> None:
+    """A driver claiming eviction without it fails EVI checks only in a run that claims it."""
+    name = "reference_impl.driver._session.xǁReferenceDriverǁinitialize__mutmut_39"
+    stats: dict[str, Any] = {"tests_by_mangled_function_name": {}, "duration_by_test": {}}
+
+    runs = {(job.tests, job.flags) for job in MUTATION.driver_jobs([name], stats)}
+
+    assert (MUTATION.PROFILE_TESTS, ()) in runs
+    assert (MUTATION.PROFILE_TESTS, MUTATION.PROFILE_FLAGS) in runs
