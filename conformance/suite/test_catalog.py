@@ -216,11 +216,15 @@ def test_a_stdio_server_starts_with_the_environment_it_is_configured_with(
     sut: Sut, fleets: Fleets, tmp_path: Path
 ) -> None:
     """The server is a script run with no arguments (``args`` left out) that finds its
-    listing only in ``env``: without those variables it exits."""
+    listing only in ``env``: without those variables, or given any argument, it exits."""
     tool = {"name": "from_env", "description": "Listed from the environment.", "inputSchema": {"type": "object"}}
     log = tmp_path / "cursors.jsonl"
     script = tmp_path / "serve-from-env"
-    script.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(PAGED_SERVER))}\n")
+    # An argument the configuration did not give (a host's default flag) ends it at once.
+    script.write_text(
+        '#!/bin/sh\n[ "$#" -eq 0 ] || { echo "unexpected arguments: $*" >&2; exit 64; }\n'
+        f"exec {shlex.quote(sys.executable)} {shlex.quote(str(PAGED_SERVER))}\n"
+    )
     script.chmod(0o755)
     env = {ENV_PAGES: json.dumps([{"tools": [tool], "next": "absent"}]), ENV_LOG: str(log)}
     transport: StdioTransport = {"type": "stdio", "command": str(script), "env": env}

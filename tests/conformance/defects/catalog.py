@@ -77,6 +77,21 @@ def stdio_env_ignored() -> None:
     _swap(_connections.Connection, "_client_for", _client_for)
 
 
+@defect("CAT-1.4", "a stdio server configured without args is started with a default argument")
+def stdio_default_args() -> None:
+    """``args or ["--stdio"]``: a server configured with no arguments gets one the host thought
+    of; its configured environment reaches it all the same."""
+    client_for = _connections.Connection._client_for
+
+    def _client_for(self: _connections.Connection) -> Any:
+        target = self.config.target
+        if isinstance(target, StdioTarget) and not target.args:
+            self.config = dataclasses.replace(self.config, target=dataclasses.replace(target, args=("--stdio",)))
+        return client_for(self)
+
+    _swap(_connections.Connection, "_client_for", _client_for)
+
+
 def _list_pages(stop: Any) -> None:
     """Replace listing with a loop that ends when ``stop(page, cursor)`` says so."""
 
