@@ -401,6 +401,14 @@ MALFORMED = {
     "empty-name": (Faults(bad_names=("empty",)), ()),
     "schema-a-list": (Faults(), (ToolSpec(name="odd_schema", description="Odd.", input_schema=cast(Any, ["x"])),)),
     "schema-a-string": (Faults(), (ToolSpec(name="odd_schema", description="Odd.", input_schema=cast(Any, "object")),)),
+    "name-a-number": (
+        Faults(),
+        (
+            ToolSpec(
+                name="seven", wire={"name": 7, "description": "Named by a number.", "inputSchema": {"type": "object"}}
+            ),
+        ),
+    ),
 }
 
 

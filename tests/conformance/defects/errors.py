@@ -367,6 +367,22 @@ def empty_name_accepted() -> None:
     _when_the_name_is_empty(make)
 
 
+@defect("ERR-8.1", "a tool whose name is not a string reaches the model under the name's text")
+def non_string_name_as_text() -> None:
+    """``str(tool["name"])`` before the listing is read: a tool named ``7`` is the tool ``"7"``."""
+    look = _connections._TappedReader._look
+
+    def _look(self: _connections._TappedReader, item: Any) -> Any:
+        result = getattr(getattr(item, "message", None), "result", None)
+        if isinstance(result, dict) and isinstance(result.get("tools"), list):
+            for tool in result["tools"]:
+                if isinstance(tool, dict) and isinstance(tool.get("name"), int | float):
+                    tool["name"] = str(tool["name"])
+        return look(self, item)
+
+    _swap(_connections._TappedReader, "_look", _look)
+
+
 @defect("ERR-8.2", "a tool whose name is the empty string fails the run without its position")
 def empty_name_position_lost() -> None:
     """The run fails naming the server, but not where in its listing the empty-named tool is."""
