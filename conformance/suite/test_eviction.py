@@ -137,6 +137,15 @@ class Oracle:
                 f"the discovery result names {shown[0]!r} as evicted, but it is still active and runs",
                 observed=content,
             )
+        # EVC-2.1 names the request beside the definitions: one made now carries no tool that left them.
+        ghosts = sorted(set(names(mcp_definitions(await r.request(), names(BASE)))) & left)
+        if ghosts:
+            raise self.fail(
+                "EVC-2.1",
+                f"{ghosts[0]!r}, evicted from the definitions, is still in the next request",
+                expected=sorted(now),
+                observed=ghosts,
+            )
         if left & set(REQUIRED):
             raise self.fail("EVC-3.1", "a required tool was evicted", observed=sorted(left & set(REQUIRED)))
         self.check_budget(now)

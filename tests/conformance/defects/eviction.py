@@ -334,3 +334,21 @@ def eviction_never_happens() -> None:
     """The driver claims eviction and turns it on, but discovery never evicts."""
     _evicting()
     _swap(AdaptiveToolset, "_evictable", lambda self: [])
+
+
+@defect("EVC-2.1", "the request keeps the tools it carried while the number of active tools stays the same")
+def request_cached_while_the_count_holds() -> None:
+    """A request kept for the provider's prompt cache and made anew only when the active count
+    changes: an eviction that swaps tools for as many others leaves the evicted ones in it."""
+    _evicting()
+    original = _session.ReferenceDriver.request
+    kept: dict[Any, tuple[int, list[Any]]] = {}
+
+    async def request(self: _session.ReferenceDriver, run_id: Any, extra_tools: Any = ()) -> list[Any]:
+        made = await original(self, run_id, extra_tools)
+        if run_id in kept and kept[run_id][0] == len(made):
+            return kept[run_id][1]
+        kept[run_id] = (len(made), made)
+        return made
+
+    _swap(_session.ReferenceDriver, "request", request)
