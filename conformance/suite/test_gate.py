@@ -454,6 +454,7 @@ def test_a_lone_surrogate_in_call_arguments_costs_the_run_no_server(
                 return odd, await r.call(f"s__{second['name']}", example_arguments(second))
 
         odd, after = run(body())
+        sent = [call.get("arguments") for call in served.ledger().calls("s", first["name"])]
     if after["isError"]:
         original_names_sent(served.ledger().calls())
         raise fail(
@@ -461,5 +462,22 @@ def test_a_lone_surrogate_in_call_arguments_costs_the_run_no_server(
             f"after a call whose arguments held a lone surrogate ({transport}), the server's next call failed",
             expected="the result of s__" + second["name"],
             observed={"odd call": odd, "next call": after},
+            case=case,
+        )
+    # P25: passed on escaped, as they were, or refused with an error result; nothing in between.
+    if not sent and not odd["isError"]:
+        raise fail(
+            ("GATE-4.5",),
+            f"a call whose arguments held a lone surrogate ({transport}) was not sent on, yet came back a success",
+            expected="an error result",
+            observed=odd,
+            case=case,
+        )
+    if sent and sent[0] != odd_arguments:
+        raise fail(
+            ("GATE-4.5",),
+            f"a call whose arguments held a lone surrogate ({transport}) reached the server with other arguments",
+            expected=odd_arguments,
+            observed=sent[0],
             case=case,
         )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reference_impl import ToolResult, _connections, _stdio
+from reference_impl import ToolResult, _bounds, _connections, _stdio
 from reference_impl._discovery import DISCOVERY_TOOL
 from reference_impl._toolset import AdaptiveToolset
 from tests.conformance.defects._patches import _refused_by_gate, _swap
@@ -138,3 +138,16 @@ def surrogate_loses_the_server() -> None:
         await self.to_session.aclose()
 
     _swap(_stdio._Link, "_refuse", _refuse)
+
+
+@defect("GATE-4.5", "a call whose arguments hold a lone surrogate is answered with a success it never sent")
+def surrogate_call_reported_done() -> None:
+    """The call is dropped, as the reference drops it, but reported as done."""
+    call = _connections.Connection.call
+
+    async def wrapped(self: _connections.Connection, name: str, arguments: Any) -> ToolResult:
+        if _bounds.unencodable(arguments, "arguments") is not None:
+            return {"content": [{"type": "text", "text": "Done."}], "isError": False}
+        return await call(self, name, arguments)
+
+    _swap(_connections.Connection, "call", wrapped)
