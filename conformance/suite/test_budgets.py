@@ -25,11 +25,12 @@ from conformance.suite._preconditions import (
     discovery_passes_twelve,
     distinct_definitions,
     first_round_capacity_kept,
+    nothing_to_check,
     precondition,
 )
 from conformance.suite._predictions import DYNAMIC, FIRST_ROUND, MAX_LIMIT, REQUEST, first_round
 from conformance.suite._strategies import FleetAndPolicies, examples, fleets_with_policies, opening
-from conformance.suite._wire import base_tools, fail, names, open_params, qualified, refusal_or, run
+from conformance.suite._wire import base_tools, fail, names, open_params, portable, qualified, refusal_or, run
 from mock_servers import FleetSpec, ServerSpec
 
 FLEETS = fleets_with_policies(max_servers=3, max_tools=30)
@@ -298,6 +299,36 @@ def test_every_request_is_checked_against_128(
             observed={"definitions": _shown(got.after), "request of 128": _shown(got.again)},
             case=trace.case,
         )
+
+
+@clause("BUD-3.4")
+def test_a_run_closed_by_a_refused_request_leaves_no_server_process(sut: Sut, fleets: Fleets) -> None:
+    """ID-16's other reading: a refusal may close the run, and then closes it as ``run.close``
+    does (ERR-7): its stdio servers end and its sessions close. A run left open is the
+    property above's to check."""
+    spec = FleetSpec(servers=(ServerSpec(id="a", tool_count=3), ServerSpec(id="b", tool_count=4)), seed=5)
+    with fleets.serve(spec, transport="stdio") as served:
+
+        async def body() -> bool:
+            async with sut.open(open_params(served.servers)) as r:
+                own = len(await r.definitions())
+                over = await _outcome(r.request(base_tools(REQUEST - own + 1, "extra")))
+                closed = isinstance(over, OutcomeError) and _closed(await _outcome(r.definitions()))
+                if closed:
+                    r.closed_by_sut()
+                return closed
+
+        if not run(body()):
+            nothing_to_check("the refused request left the run open (ID-16)")
+        alive = served.processes_alive()
+        if alive or not served.ledger().every_session_closed():
+            raise fail(
+                ("BUD-3.4",),
+                "a run closed by a refused request left server processes or sessions behind",
+                expected=[],
+                observed=alive or portable(served.ledger().sessions_open()),
+                case=served.describe(),
+            )
 
 
 # (servers, base tools, must open): capacities -2, -1, 0 and 1, with and without servers,

@@ -90,6 +90,21 @@ def run_closed_after_request_too_large() -> None:
     _swap(ReferenceDriver, "request", request)
 
 
+@defect("BUD-3.4", "a request refused as too large forgets its run without closing its connections")
+def refusal_forgets_the_run() -> None:
+    """ID-16's reading half done: the run id is forgotten, its servers left running."""
+    original = ReferenceDriver.request
+
+    async def request(self: ReferenceDriver, run_id: Any, extra_tools: Any = ()) -> list[Definition]:
+        try:
+            return await original(self, run_id, extra_tools)
+        except RequestTooLargeError:
+            self._runs.pop(run_id, None)
+            raise
+
+    _swap(ReferenceDriver, "request", request)
+
+
 # Runs that have had a request refused as too large, by id.
 _REFUSED: set[Any] = set()
 
