@@ -66,7 +66,7 @@ from conformance.suite._wire import (
     run,
     structured,
 )
-from mock_servers import FleetSpec, ServerSpec, generate_tools
+from mock_servers import FleetSpec, ListedTool, ServerSpec, generate_tools
 
 
 @clause("DSC-1.1", "DSC-1.2", "DSC-2.1", "DSC-2.2", "DSC-2.3", "DSC-2.4")
@@ -439,6 +439,17 @@ def _named_in(name: str, text: str) -> bool:
     return re.search(rf"(?<![A-Za-z0-9_-]){re.escape(name)}(?![A-Za-z0-9_-])", text) is not None
 
 
+def _description_told(catalog: dict[str, tuple[str, ListedTool]], name: str, said: str, query: str) -> bool:
+    """Whether ``said`` holds the description of ``name``: one long enough to be its own, that
+    no other tool's description holds (an activated one's may be told) and the agent's query
+    does not hold."""
+    description = catalog[name][1].get("description")
+    if not isinstance(description, str) or len(description) < 24 or description not in said or description in query:
+        return False
+    others = [tool.get("description") for q, (_, tool) in catalog.items() if q != name]
+    return not any(isinstance(d, str) and description in d for d in others)
+
+
 @clause("DSC-9.1", "DSC-9.2")
 @examples(6)
 @given(FLEETS, BASES, STEPS)
@@ -464,6 +475,9 @@ def test_discovery_never_calls_a_server_tool_nor_names_one_it_did_not_activate(
             if q not in step.activated and q not in gained and not _named_in(q, step.arguments["query"])
         ]
         named = [q for q in others if _named_in(q, said)]
+        # A definition is also put in by its words: a description no activated tool's holds.
+        told = [q for q in others if _description_told(trace.catalog, q, said, step.arguments["query"])]
+        named += [q for q in told if q not in named]
         if named:
             raise fail(
                 ("DSC-9.2",),

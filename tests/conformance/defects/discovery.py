@@ -536,6 +536,20 @@ def result_names_matches_it_left() -> None:
     _edit_result(edit)
 
 
+@defect("DSC-9.2", "the result describes, by original name and description, matching tools it did not activate")
+def result_describes_matches_it_left() -> None:
+    """No qualified name of a tool it left is said, but its definition is: its words."""
+
+    def edit(toolset: AdaptiveToolset, arguments: Any, result: ToolResult, _b: list[str]) -> None:
+        entries = toolset.catalog.entries
+        left = [entries[i] for i in toolset._index.matches(arguments["query"]) if i not in toolset._active_set]
+        if left:
+            told = "; ".join(f"{entry.name}: {entry.description}" for entry in left[:3])
+            result["content"][0]["text"] += "\nAlso matching: " + told
+
+    _edit_result(edit)
+
+
 # Lexical relevance and order -------------------------------------------------------------------
 
 
