@@ -2,7 +2,7 @@
 ``notifications/tools/list_changed`` through the same policy, gate and budgets.
 
 Every run here is opened with ``"refresh": true`` (PROTOCOL.md P38) on a fleet whose servers
-serve live catalogs. A check changes a server's tools through the fleet, waits until the
+serve live catalogs, but one beside it that is opened without, to be left as it opened. A check changes a server's tools through the fleet, waits until the
 server has been listed again (every page, from the first) or has refused a listing, and only
 then asks the run anything (P39): no check sleeps. Each server has few tools, all active from
 the first round, so that a discovery call scoped to a server with the qualified name of its
@@ -17,7 +17,7 @@ from typing import Any
 from conformance import Nonconformance, Run, Sut, clause
 from conformance._wire_types import ToolPolicy
 from conformance.suite._fleets import Fleet, Fleets
-from conformance.suite._preconditions import precondition
+from conformance.suite._preconditions import nothing_to_check, precondition
 from conformance.suite._wire import (
     DISCOVERY,
     activated,
@@ -414,6 +414,34 @@ def test_a_server_that_fails_to_list_again_is_kept_or_dropped_whole(sut: Sut, fl
                     "the run does not say in its notices what became of flaky after its failed listing",
                     expected={"kind": expected, "server": "flaky"},
                     observed=notices,
+                )
+
+    with _serve(fleets) as fleet:
+        run(body(fleet))
+
+
+@clause("DEF-3.1")
+def test_a_run_opened_without_refresh_keeps_its_catalog_beside_one_with_it(sut: Sut, fleets: Fleets) -> None:
+    """P38: a run that does not ask for refresh keeps the catalog read at open, also on a host
+    that refreshes the runs that do. The run with refresh tells when the change has been
+    listed (P39); the run without it is asked after that."""
+    if sut.implementation is None or "refresh" not in sut.implementation.profiles:
+        nothing_to_check("a host that does not claim refresh has no runs that follow a change to compare with")
+
+    async def body(fleet: Fleet) -> None:
+        async with sut.open(open_params(fleet.with_policies(POLICIES))) as plain, _refreshing(sut, fleet) as r:
+            live = Refreshing(fleet, r)
+            before = names(mcp_definitions(await plain.definitions(), []))
+            await live.change("docs", {"remove": ["get_page"]})
+            await live.active()
+            lost = sorted(set(before) - set(names(mcp_definitions(await plain.definitions(), []))))
+            if lost:
+                raise fail(
+                    ("DEF-3.1",),
+                    "a run opened without refresh lost active tools when its server changed its list",
+                    expected=before,
+                    observed={"lost": lost},
+                    case=fleet.describe() | {"open": {"refresh": "left out"}, "changes": live.changes},
                 )
 
     with _serve(fleets) as fleet:
