@@ -1,7 +1,8 @@
 """Runs with eviction (EVC-*, profile ``eviction``): an active set that rolls within the dynamic
 capacity, least recently used first, with the gate and the definitions moving together.
 
-Every run here is opened with ``"eviction": "lru"`` (PROTOCOL.md P37). Its fleet is made for
+Every run here is opened with ``"eviction": "lru"`` (PROTOCOL.md P37), which a host that does
+not claim the profile ignores: its runs only grow (DEF-3.1). Its fleet is made for
 predictions: 93 base tools and the discovery tool leave a first round of exactly the two
 required tools and a dynamic capacity of 18, and each ``auto`` server has at most four
 tools, so that a discovery call scoped to it with the qualified name of one of them and a
@@ -21,6 +22,7 @@ from hypothesis import strategies as st
 from conformance import Run, Sut, clause
 from conformance._wire_types import Definition, OpenParams, ToolPolicy
 from conformance.suite._fleets import Fleet, Fleets
+from conformance.suite._preconditions import nothing_to_check
 from conformance.suite._strategies import examples
 from conformance.suite._wire import (
     DISCOVERY,
@@ -342,3 +344,31 @@ def test_the_same_run_given_the_same_calls_evicts_the_same_tools(sut: Sut, fleet
             observed=evictions[1],
             case={"steps": walk},
         )
+
+
+@clause("DEF-3.1")
+def test_a_run_asking_for_eviction_of_a_host_that_does_not_claim_it_only_grows(sut: Sut, fleets: Fleets) -> None:
+    """P37: a host that does not claim eviction ignores the field; discovery past the dynamic
+    capacity then activates what fits, and no active tool ever leaves the definitions."""
+    if sut.implementation is None or "eviction" in sut.implementation.profiles:
+        nothing_to_check("the host claims eviction (or names no profiles): its runs that ask for it roll")
+    walk: list[Step] = [*FILL, ("discover", "s4__a"), ("discover", "s5__a"), ("discover", "s0__b")]
+
+    async def body(fleet: Fleet) -> None:
+        async with sut.open(eviction_params(fleet)) as r:
+            active = set(names(mcp_definitions(await r.definitions(), names(BASE))))
+            for step, (_, name) in enumerate(walk):
+                await r.call(DISCOVERY, {"query": name, "server_ids": [server_of(name)], "limit": 4})
+                now = set(names(mcp_definitions(await r.definitions(), names(BASE))))
+                if active - now:
+                    raise fail(
+                        ("DEF-3.1",),
+                        "a run that asked for eviction, of a host that does not claim it, lost active tools",
+                        expected=sorted(active),
+                        observed={"lost": sorted(active - now), "after discovering": walk[: step + 1]},
+                        case=fleet.describe() | {"open": {"eviction": "lru", "baseTools": len(BASE)}},
+                    )
+                active = now
+
+    with fleets.serve(SPEC, POLICIES) as fleet:
+        run(body(fleet))

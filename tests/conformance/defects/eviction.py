@@ -352,3 +352,16 @@ def request_cached_while_the_count_holds() -> None:
         return made
 
     _swap(_session.ReferenceDriver, "request", request)
+
+
+@defect("DEF-3.1", "a driver that does not claim eviction evicts in the runs that ask for it")
+def eviction_without_the_claim() -> None:
+    """The eviction of a run that asks for it is on, but the driver's claims leave it out."""
+    _evicting()
+    initialize = _session.ReferenceDriver.initialize
+
+    async def unclaimed(self: _session.ReferenceDriver, params: Any = None) -> _session.InitializeResult:
+        result = await initialize(self, params)
+        return {**result, "profiles": [p for p in result["profiles"] if p != "eviction"]}
+
+    _swap(_session.ReferenceDriver, "initialize", unclaimed)
