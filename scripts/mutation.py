@@ -104,7 +104,7 @@ PROTOCOL_TESTS = ("conformance/suite/test_protocol.py",)
 #: runs with: mutants of these functions are also run with a ranker that is not lexical,
 #: against the checks of the lexical profile, and with the optional profiles off, against
 #: theirs.
-RANKER_DEPENDENT = ("reference_impl.driver._session.xǁReferenceDriverǁinitialize__mutmut_*",)
+CLAIM_DEPENDENT = ("reference_impl.driver._session.xǁReferenceDriverǁinitialize__mutmut_*",)
 LEXICAL_TESTS = (
     "conformance/suite/test_ranking.py",
     # RNK-9.1: whatever the ranker, the claims include `core`.
@@ -440,7 +440,7 @@ def suite_digest() -> str:
         DRIVER_ARGS,
         PROTOCOL_TESTS,
         PROTOCOL_MODULE,
-        RANKER_DEPENDENT,
+        CLAIM_DEPENDENT,
         LEXICAL_TESTS,
         PROFILE_FLAGS,
         PROFILE_TESTS,
@@ -601,14 +601,15 @@ def driver_jobs(names: Sequence[str], stats: dict[str, Any]) -> list[DriverJob]:
         protocol = PROTOCOL_TESTS if owner_of(name)[0] == PROTOCOL_MODULE else ()
         if protocol or tests:
             jobs.append(DriverJob(name, (*protocol, *tests), (), took))
-        if any(fnmatch.fnmatchcase(name, pattern) for pattern in RANKER_DEPENDENT):
+        claims = any(fnmatch.fnmatchcase(name, pattern) for pattern in CLAIM_DEPENDENT)
+        if claims:
             lexical = sum(d for t, d in durations.items() if t.startswith(LEXICAL_TESTS))
             jobs.append(DriverJob(name, LEXICAL_TESTS, ("--ranker", "bm25"), lexical))
         if owner_of(name)[0] in PROFILE_MODULES:
             # Their in-process seconds say nothing (they skip there): the budget adds the
             # time a clean run of them took.
             jobs.append(DriverJob(name, PROFILE_TESTS, PROFILE_FLAGS, 0.0))
-        if any(fnmatch.fnmatchcase(name, pattern) for pattern in RANKER_DEPENDENT):
+        if claims:
             # With the profiles off, a driver claiming one it lacks meets that profile's
             # checks, which a certification runs for what is claimed (P18).
             jobs.append(DriverJob(name, PROFILE_TESTS, (), 0.0))

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from conformance._wire_types import ServerConfig, StdioTransport, ToolPolicy
+from conformance.suite._wire import fail, portable
 from mock_servers import (
     CatalogChange,
     ChangeDocument,
@@ -34,7 +35,7 @@ from mock_servers import (
     wait_for_exits,
 )
 
-__all__ = ["Fleet", "Fleets", "Transport", "tools_of"]
+__all__ = ["Fleet", "Fleets", "Transport", "expect_nothing_left", "tools_of"]
 
 Transport = Literal["http", "stdio"]
 #: Server id -> the tool policy the run is given for it.
@@ -161,3 +162,16 @@ class Fleets:
         finally:
             with contextlib.suppress(Exception):
                 self.host.remove_fleet(urls)
+
+
+def expect_nothing_left(sentence: str, what: str, served: Fleet) -> None:
+    """Every stdio server process of ``served`` has ended and every session is closed."""
+    alive = served.processes_alive()
+    if alive or not served.ledger().every_session_closed():
+        raise fail(
+            (sentence,),
+            f"{what} left server processes or sessions behind",
+            expected=[],
+            observed=alive or portable(served.ledger().sessions_open()),
+            case=served.describe(),
+        )

@@ -18,7 +18,7 @@ from conformance.suite._explore import BASES as DISCOVERY_BASES
 from conformance.suite._explore import FLEETS as DISCOVERY_FLEETS
 from conformance.suite._explore import STEPS, Steps, Trace, explore, saturating_steps
 from conformance.suite._first_round import open_first_round, with_examples
-from conformance.suite._fleets import Fleets, tools_of
+from conformance.suite._fleets import Fleets, expect_nothing_left, tools_of
 from conformance.suite._named import ask_for, plain_server
 from conformance.suite._preconditions import (
     activations_kept,
@@ -30,7 +30,7 @@ from conformance.suite._preconditions import (
 )
 from conformance.suite._predictions import DYNAMIC, FIRST_ROUND, MAX_LIMIT, REQUEST, first_round
 from conformance.suite._strategies import FleetAndPolicies, examples, fleets_with_policies, opening
-from conformance.suite._wire import base_tools, fail, names, open_params, portable, qualified, refusal_or, run
+from conformance.suite._wire import base_tools, fail, names, open_params, qualified, refusal_or, run
 from mock_servers import FleetSpec, ServerSpec
 
 FLEETS = fleets_with_policies(max_servers=3, max_tools=30)
@@ -320,15 +320,7 @@ def test_a_run_closed_by_a_refused_request_leaves_no_server_process(sut: Sut, fl
 
         if not run(body()):
             nothing_to_check("the refused request left the run open (ID-16)")
-        alive = served.processes_alive()
-        if alive or not served.ledger().every_session_closed():
-            raise fail(
-                ("BUD-3.4",),
-                "a run closed by a refused request left server processes or sessions behind",
-                expected=[],
-                observed=alive or portable(served.ledger().sessions_open()),
-                case=served.describe(),
-            )
+        expect_nothing_left("BUD-3.4", "a run closed by a refused request", served)
 
 
 # (servers, base tools, must open): capacities -2, -1, 0 and 1, with and without servers,

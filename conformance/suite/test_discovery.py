@@ -439,15 +439,17 @@ def _named_in(name: str, text: str) -> bool:
     return re.search(rf"(?<![A-Za-z0-9_-]){re.escape(name)}(?![A-Za-z0-9_-])", text) is not None
 
 
-def _description_told(catalog: dict[str, tuple[str, ListedTool]], name: str, said: str, query: str) -> bool:
-    """Whether ``said`` holds the description of ``name``: one long enough to be its own, that
-    no other tool's description holds (an activated one's may be told) and the agent's query
-    does not hold."""
-    description = catalog[name][1].get("description")
-    if not isinstance(description, str) or len(description) < 24 or description not in said or description in query:
-        return False
-    others = [tool.get("description") for q, (_, tool) in catalog.items() if q != name]
-    return not any(isinstance(d, str) and description in d for d in others)
+def _own_descriptions(catalog: dict[str, tuple[str, ListedTool]]) -> dict[str, str]:
+    """Each tool's description that tells it alone: long enough to be its own, and held by no
+    other tool's description (an activated tool's may be told)."""
+    descriptions = {q: tool.get("description") for q, (_, tool) in catalog.items()}
+    return {
+        q: d
+        for q, d in descriptions.items()
+        if isinstance(d, str)
+        and len(d) >= 24
+        and not any(isinstance(other, str) and d in other for p, other in descriptions.items() if p != q)
+    }
 
 
 @clause("DSC-9.1", "DSC-9.2")
@@ -462,6 +464,7 @@ def test_discovery_never_calls_a_server_tool_nor_names_one_it_did_not_activate(
     if trace.calls:
         raise fail(("DSC-9.1",), "discovery called a server tool", observed=trace.calls, case=trace.case)
     previous = trace.start
+    own = _own_descriptions(trace.catalog)
     for step in trace.steps:
         said = result_text(step.result) + " " + json.dumps(step.result.get("structuredContent"))
         # What the call activated is what its definitions gained (as DSC-6.1 reads it): a
@@ -476,7 +479,7 @@ def test_discovery_never_calls_a_server_tool_nor_names_one_it_did_not_activate(
         ]
         named = [q for q in others if _named_in(q, said)]
         # A definition is also put in by its words: a description no activated tool's holds.
-        told = [q for q in others if _description_told(trace.catalog, q, said, step.arguments["query"])]
+        told = [q for q in others if q in own and own[q] in said and own[q] not in step.arguments["query"]]
         named += [q for q in told if q not in named]
         if named:
             raise fail(

@@ -17,11 +17,11 @@ import pytest
 
 from conformance import OutcomeError, Sut, SutMisbehaved, clause
 from conformance._wire_types import Definition, OpenParams, ServerConfig, StdioTransport, ToolPolicy
-from conformance.suite._fleets import Fleet, Fleets
+from conformance.suite._fleets import Fleet, Fleets, expect_nothing_left
 from conformance.suite._named import ask_for, discover_in_turn, plain_server
 from conformance.suite._paged_server import PATH as PAGED_SERVER
 from conformance.suite._preconditions import first_round_capacity_kept, nothing_to_check, precondition
-from conformance.suite._wire import base_tools, fail, names, open_params, portable, refusal_or, result_text, run
+from conformance.suite._wire import base_tools, fail, names, open_params, refusal_or, result_text, run
 from mock_servers import Faults, FleetSpec, ListedTool, ServerSpec, ToolSpec
 
 
@@ -53,19 +53,6 @@ def _expect_refusal(
         raise fail((sentence,), f"{what}: the run opened", expected=expected, observed=names(got), case=case)
     if got.kind != kind or any(word not in got.message for word in naming):
         raise fail((sentence,), f"{what}: the wrong refusal", expected=expected, observed=str(got), case=case)
-
-
-def _expect_nothing_left(sentence: str, what: str, served: Fleet) -> None:
-    """Every stdio server process of ``served`` has ended and every session is closed."""
-    alive = served.processes_alive()
-    if alive or not served.ledger().every_session_closed():
-        raise fail(
-            (sentence,),
-            f"{what} left server processes or sessions behind",
-            expected=[],
-            observed=alive or portable(served.ledger().sessions_open()),
-            case=served.describe(),
-        )
 
 
 # Required tools of one server against its maxActiveTools, at the limit and one over it
@@ -355,7 +342,7 @@ def test_failed_open_leaves_no_server_process(sut: Sut, fleets: Fleets, name: st
     with fleets.serve(spec, policies, transport="stdio") as served:
         got = _attempt(sut, open_params(served.servers))
         precondition(failing_by, isinstance(got, OutcomeError), f"{name}: the run opened, with no {kind}")
-        _expect_nothing_left("ERR-6.1", f"a run.open that failed with {kind}", served)
+        expect_nothing_left("ERR-6.1", f"a run.open that failed with {kind}", served)
 
 
 # ID-5 leaves the listing time limit to the implementation; the suite asks for a short one
@@ -384,7 +371,7 @@ def test_a_server_that_hangs_while_listing_fails_the_run_and_leaves_no_process(s
             ) from None
         what = "a server hanging while listing"
         _expect_refusal("ERR-5.2", what, got, "connection_error", served.describe(), naming=["stuck"])
-        _expect_nothing_left("ERR-6.1", "a run.open that failed on a hanging server", served)
+        expect_nothing_left("ERR-6.1", "a run.open that failed on a hanging server", served)
 
 
 @clause("ERR-7.1")
@@ -392,7 +379,7 @@ def test_close_leaves_no_server_process(sut: Sut, fleets: Fleets) -> None:
     spec = FleetSpec(servers=(ServerSpec(id="a", tool_count=3), ServerSpec(id="b", tool_count=4)))
     with fleets.serve(spec, transport="stdio") as served:
         _expect_open("ERR-7.1", "two stdio servers", _attempt(sut, open_params(served.servers)), served.describe())
-        _expect_nothing_left("ERR-7.1", "run.close", served)
+        expect_nothing_left("ERR-7.1", "run.close", served)
 
 
 MALFORMED = {

@@ -3,7 +3,7 @@ final check of every request against 128, and first-round capacities at and belo
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, cast
 
 from reference_impl import _budgets
@@ -75,34 +75,35 @@ def request_of_128_refused() -> None:
     _swap(_session, "assemble_request", assemble_request)
 
 
-@variant("ID-16", "a request refused as too large closes its run", clauses=("BUD-3",))
-def run_closed_after_request_too_large() -> None:
-    """The run is closed, its connections with it, before the refusal is answered."""
+def _on_refusal(then: Callable[[ReferenceDriver, Any], Awaitable[None]]) -> None:
+    """Do ``then(driver, run_id)`` to a run whose request is refused as too large, before the
+    refusal is answered."""
     original = ReferenceDriver.request
 
     async def request(self: ReferenceDriver, run_id: Any, extra_tools: Any = ()) -> list[Definition]:
         try:
             return await original(self, run_id, extra_tools)
         except RequestTooLargeError:
-            await self.close_run(run_id)
+            await then(self, run_id)
             raise
 
     _swap(ReferenceDriver, "request", request)
+
+
+@variant("ID-16", "a request refused as too large closes its run", clauses=("BUD-3",))
+def run_closed_after_request_too_large() -> None:
+    """The run is closed, its connections with it, before the refusal is answered."""
+    _on_refusal(ReferenceDriver.close_run)
 
 
 @defect("BUD-3.4", "a request refused as too large forgets its run without closing its connections")
 def refusal_forgets_the_run() -> None:
     """ID-16's reading half done: the run id is forgotten, its servers left running."""
-    original = ReferenceDriver.request
 
-    async def request(self: ReferenceDriver, run_id: Any, extra_tools: Any = ()) -> list[Definition]:
-        try:
-            return await original(self, run_id, extra_tools)
-        except RequestTooLargeError:
-            self._runs.pop(run_id, None)
-            raise
+    async def forget(driver: ReferenceDriver, run_id: Any) -> None:
+        driver._runs.pop(run_id, None)
 
-    _swap(ReferenceDriver, "request", request)
+    _on_refusal(forget)
 
 
 # Runs that have had a request refused as too large, by id.
