@@ -116,10 +116,17 @@ LEXICAL_TESTS = (
 PROFILE_FLAGS = ("--eviction", "lru", "--refresh")
 PROFILE_TESTS = ("conformance/suite/test_eviction.py", "conformance/suite/test_refresh.py")
 PROFILE_MODULES = ("reference_impl/_toolset.py", "reference_impl/_connections.py", "reference_impl/driver/_session.py")
-#: The module whose mutants the protocol checks are run against: the driver session, where
-#: params are checked and outcomes become replies. The other modules run the same code in
-#: process and through the driver.
-PROTOCOL_MODULE = "reference_impl/driver/_session.py"
+#: The modules whose mutants the protocol checks are run against: the driver session, where
+#: params are checked and outcomes become replies, and the code every `run.open` and
+#: `run.close` of those checks goes through, which holds what no in-process test reaches:
+#: the bound on a server's start-up and handshake (PRO-9) is the connection's, and the
+#: toolset passes it on. The other modules run the same code in process and through the
+#: driver.
+PROTOCOL_MODULES = (
+    "reference_impl/driver/_session.py",
+    "reference_impl/_connections.py",
+    "reference_impl/_toolset.py",
+)
 #: In-process seconds of the tests reaching a mutant's function that its driver run takes
 #: on, fastest first (at least one): the in-process run has run them all already; through
 #: the driver they add the wire (framing, reply schemas, the stdio shell).
@@ -439,7 +446,7 @@ def suite_digest() -> str:
         SUITE_ARGS,
         DRIVER_ARGS,
         PROTOCOL_TESTS,
-        PROTOCOL_MODULE,
+        PROTOCOL_MODULES,
         CLAIM_DEPENDENT,
         LEXICAL_TESTS,
         PROFILE_FLAGS,
@@ -598,7 +605,7 @@ def driver_jobs(names: Sequence[str], stats: dict[str, Any]) -> list[DriverJob]:
                 break
             tests.append(test)
             took += durations.get(test, 0.0)
-        protocol = PROTOCOL_TESTS if owner_of(name)[0] == PROTOCOL_MODULE else ()
+        protocol = PROTOCOL_TESTS if owner_of(name)[0] in PROTOCOL_MODULES else ()
         if protocol or tests:
             jobs.append(DriverJob(name, (*protocol, *tests), (), took))
         claims = any(fnmatch.fnmatchcase(name, pattern) for pattern in CLAIM_DEPENDENT)
@@ -1104,11 +1111,13 @@ def _method() -> list[str]:
         "  `python -m reference_impl.driver` in a process of its own, which inherits the mutant,",
         "  and runs the tests that reach the mutated function (the fastest, up to a minute of",
         "  their in-process time: in process they all ran already), and for mutants of the driver",
-        "  session (`driver/_session.py`) the protocol checks too (`test_protocol.py`, which skip",
+        "  session (`driver/_session.py`) and of the code its `run.open` and `run.close` go through",
+        "  (`_connections.py`, `_toolset.py`) the protocol checks too (`test_protocol.py`, which skip",
         "  in process), so that what only the wire shows (invalid params, parse errors, reply",
-        "  schemas, the stdio shell's defaults) is judged by a check, not by a verdict. Mutants of",
-        "  the driver's profile claims also run with `--ranker bm25` against the lexical profile's",
-        "  checks: a driver that claims `lexical` for another ranker fails them. The in-process",
+        "  schemas, the stdio shell's defaults, the bound on a handshake) is judged by a check, not",
+        "  by a verdict. Mutants of the driver's profile claims also run with `--ranker bm25`",
+        "  against the lexical profile's checks: a driver that claims `lexical` for another ranker",
+        "  fails them. The in-process",
         "  reference runs neither optional profile, so the survivors of `_toolset.py`,",
         "  `_connections.py` and `driver/_session.py`, which hold their code, also run through a",
         "  driver with both on (`--eviction lru --refresh`) against their checks",

@@ -233,3 +233,14 @@ def test_a_mutant_of_the_profile_claims_meets_the_profiles_checks_with_the_profi
 
     assert (MUTATION.PROFILE_TESTS, ()) in runs
     assert (MUTATION.PROFILE_TESTS, MUTATION.PROFILE_FLAGS) in runs
+
+
+def test_a_mutant_of_the_handshake_bound_meets_the_protocol_checks() -> None:
+    """The bound on a server's handshake is the connection's, and only the protocol checks
+    (which skip in process) open a run whose server never answers."""
+    name = "reference_impl._connections.xǁConnectionǁrun__mutmut_17"
+    stats: dict[str, Any] = {"tests_by_mangled_function_name": {}, "duration_by_test": {}}
+
+    jobs = MUTATION.driver_jobs([name], stats)
+
+    assert any(MUTATION.PROTOCOL_TESTS[0] in job.tests and not job.flags for job in jobs)
