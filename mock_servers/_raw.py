@@ -20,7 +20,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
 
-from mock_servers._server import DropConnection, ServerCore
+from mock_servers._server import DropConnection, ServerCore, legacy_refusal
 
 __all__ = ["RawHttpServer", "RawProtocol", "serve_raw_stdio"]
 
@@ -98,6 +98,8 @@ class RawProtocol:
                 self.core.record("initialized", protocolVersion=self.handshake_version)
             return None
         request_id = message["id"]
+        if self.core.spec.legacy_only and (refusal := legacy_refusal(message)) is not None:
+            return _error(request_id, *refusal)
         meta = params.get("_meta") if isinstance(params, dict) else None
         modern = (
             isinstance(meta, dict) and meta.get("io.modelcontextprotocol/protocolVersion") in MODERN_PROTOCOL_VERSIONS

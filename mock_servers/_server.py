@@ -34,7 +34,7 @@ from mock_servers._spec_changes import as_change
 from mock_servers._spec_format import ChangeDocument
 from mock_servers._wire import JsonSchema, ListedTool
 
-__all__ = ["CallResult", "MemoryFleet", "ServerCore", "build_server", "call_result", "memory_server"]
+__all__ = ["CallResult", "MemoryFleet", "ServerCore", "build_server", "call_result", "legacy_refusal", "memory_server"]
 
 
 class DropConnection(Exception):
@@ -515,6 +515,24 @@ def sdk_server_for(core: ServerCore) -> Server[Any]:
     sdk_server.list_changed = server.list_changed
     sdk_server.middleware.append(_SessionObserver(core))
     return sdk_server
+
+
+def legacy_refusal(message: Any) -> tuple[int, str] | None:
+    """What a server built before the 2026-07-28 revision answers to a request of that revision
+    (``server/discover``, or a request carrying the revision in its ``_meta``); None for any
+    other message. It has no ``server/discover``, so a client in ``auto`` mode falls back to
+    ``initialize``. Applied before the SDK reads the message: the SDK locks a connection to the
+    era of its first request."""
+    if not isinstance(message, Mapping) or "id" not in message:
+        return None
+    method = message.get("method")
+    if method == "server/discover":
+        return types.METHOD_NOT_FOUND, f"Method not found: {method}"
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, Mapping) else None
+    if isinstance(meta, Mapping) and meta.get("io.modelcontextprotocol/protocolVersion") in MODERN_PROTOCOL_VERSIONS:
+        return types.INVALID_REQUEST, "this server speaks only the initialize handshake (2025-11-25 and earlier)"
+    return None
 
 
 def _memory_safe(handler: Any) -> Any:

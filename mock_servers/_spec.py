@@ -258,6 +258,9 @@ class ServerSpec:
     # A live catalog: the server declares ``tools.listChanged`` and may change its tools.
     list_changed: bool = False
     changes: tuple[CatalogChange, ...] = ()
+    # A server built before the 2026-07-28 revision: it speaks only the ``initialize``
+    # handshake, so a client hears of its changes on the connection, never on a listen stream.
+    legacy_only: bool = False
 
     def __post_init__(self) -> None:
         _check_limit("tool_count", self.tool_count, LIMITS.tools_per_server)
@@ -347,6 +350,8 @@ def server_to_dict(server: ServerSpec) -> ServerDocument:
         out["list_changed"] = server.list_changed
     if server.changes:
         out["changes"] = [change_to_dict(c) for c in server.changes]
+    if server.legacy_only:
+        out["legacy_only"] = True
     return out
 
 

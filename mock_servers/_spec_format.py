@@ -92,6 +92,7 @@ class ServerDocument(TypedDict):
     raw: NotRequired[bool]
     list_changed: NotRequired[bool]
     changes: NotRequired[list[ChangeDocument]]
+    legacy_only: NotRequired[bool]
 
 
 class SpecDocument(TypedDict):

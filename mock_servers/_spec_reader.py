@@ -112,6 +112,7 @@ _SERVER_KEYS = (
     "raw",
     "list_changed",
     "changes",
+    "legacy_only",
 )
 
 
@@ -163,6 +164,7 @@ def _server_from_dict(r: FieldReader, raw: Any, path: str, fleet_seed: int, budg
         raw=raw_mode and not (list_changed or changes),
         list_changed=list_changed,
         changes=changes,
+        legacy_only=r.boolean(d, "legacy_only", path, False),
     )
     if r.total == before:
         _check_fault_targets(r, server, path)

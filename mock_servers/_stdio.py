@@ -30,7 +30,7 @@ from mock_servers._launch import stdio_command
 from mock_servers._ledger import Ledger
 from mock_servers._processes import start_time
 from mock_servers._raw import serve_raw_stdio
-from mock_servers._server import ServerCore, sdk_server_for
+from mock_servers._server import ServerCore, legacy_refusal, sdk_server_for
 from mock_servers._spec import FleetSpec, ServerSpec
 
 __all__ = ["run_stdio", "stdio_params"]
@@ -141,6 +141,9 @@ async def _wire(core: ServerCore) -> AsyncIterator[tuple[Any, Any]]:
             async for line in anyio.wrap_file(sys.stdin.buffer):
                 if not line.strip():
                     continue
+                if core.spec.legacy_only and (refusal := _legacy_refusal(line)) is not None:
+                    await write(refusal)
+                    continue
                 try:
                     message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
                 except Exception as error:
@@ -178,6 +181,16 @@ def _write_out(data: bytes) -> None:
 def _error_line(request_id: Any, code: int, message: str) -> bytes:
     error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message[:500]}}
     return json.dumps(error).encode("utf-8")
+
+
+def _legacy_refusal(line: bytes) -> bytes | None:
+    """The error line a server of the initialize era answers a 2026-07-28 request with."""
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return None  # the SDK's reading refuses it
+    refusal = legacy_refusal(message)
+    return None if refusal is None else _error_line(message["id"], *refusal) + b"\n"
 
 
 def _refusal(line: bytes, error: Exception) -> bytes | None:

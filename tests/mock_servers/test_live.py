@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp import Client
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mock_servers import (
     CatalogChange,
@@ -132,6 +133,7 @@ def test_a_spec_with_changes_reads_back_as_written() -> None:
         ({"changes": [{"after_calls": 1, "rename": {"x": "y"}}]}, "changes[0].rename", "a list of {from, to}"),
         ({"changes": [{"after_calls": 1, "update": {"name": "x"}}]}, "changes[0].update", "a list of tools"),
         ({"changes": [{"after_calls": 1, "update": [{"description": "D."}]}]}, "changes[0].update[0].name", "the name"),
+        ({"legacy_only": "yes"}, "legacy_only", "true or false"),
     ],
 )
 def test_a_change_that_cannot_fire_is_refused_when_the_spec_is_read(
@@ -357,6 +359,63 @@ def test_a_stdio_server_follows_its_schedule(tmp_path: Path) -> None:
             return [t.name for t in await list_all(client)]
 
     assert anyio.run(visit) == ["alpha", "late"]
+
+
+# -- servers of the initialize era ----------------------------------------------------------------
+
+LEGACY = spec_from_dict(
+    {
+        "servers": [
+            {"id": "old", "tool_count": 3, "list_changed": True, "legacy_only": True},
+            {"id": "old_raw", "tool_count": 2, "raw": True, "legacy_only": True},
+        ]
+    }
+)
+
+
+def test_a_legacy_only_server_reads_back_as_written() -> None:
+    assert spec_from_dict(json.loads(json.dumps(spec_to_dict(LEGACY)))) == LEGACY
+    assert LEGACY.server("old").legacy_only
+    assert "legacy_only" not in spec_to_dict(SPEC)["servers"][0]
+
+
+async def _meet(target: Any) -> tuple[str | None, int, list[str]]:
+    """What a default (``auto``) client makes of a server: the protocol version, the tools it
+    lists, and how a client that insists on the 2026-07-28 revision is answered."""
+    async with Client(target) as client:
+        version, count = client.protocol_version, len(await list_all(client))
+    refused: list[str] = []
+    try:
+        async with Client(target, mode="2026-07-28") as modern:
+            await modern.list_tools()
+    except* MCPError as group:
+        refused = [str(error) for error in group.exceptions]
+    return version, count, refused
+
+
+def test_a_legacy_only_server_over_http_is_met_through_the_initialize_handshake(
+    fleet_host: FleetHost, tmp_path: Path
+) -> None:
+    urls = fleet_host.add_fleet(LEGACY, tmp_path / "ledger.jsonl")
+    try:
+        met = {server_id: anyio.run(_meet, urls[server_id]) for server_id in ("old", "old_raw")}
+    finally:
+        fleet_host.remove_fleet(urls)
+
+    assert {k: (v[0] in MODERN_PROTOCOL_VERSIONS, v[1], len(v[2])) for k, v in met.items()} == {
+        "old": (False, 3, 1),
+        "old_raw": (False, 2, 1),
+    }
+    ledger = read_ledger(tmp_path / "ledger.jsonl")
+    assert {e["server"] for e in ledger.of("session_opened") if e["era"] == "legacy"} == {"old", "old_raw"}
+    assert not ledger.of("discovered")
+
+
+@pytest.mark.e2e
+def test_a_legacy_only_stdio_server_is_met_through_the_initialize_handshake(tmp_path: Path) -> None:
+    version, count, refused = anyio.run(_meet, stdio_params(LEGACY, "old", tmp_path / "ledger.jsonl"))
+
+    assert (version in MODERN_PROTOCOL_VERSIONS, count, len(refused)) == (False, 3, 1)
 
 
 def test_the_serve_control_api_changes_tools_without_a_token(tmp_path: Path) -> None:
