@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from conformance import Nonconformance, Run, Sut, clause
+from conformance import Nonconformance, OutcomeError, Run, Sut, clause
 from conformance._wire_types import ToolPolicy
 from conformance.suite._fleets import Fleet, Fleets
 from conformance.suite._preconditions import nothing_to_check, precondition
@@ -370,6 +370,48 @@ def test_a_storm_of_notifications_leaves_the_run_following_the_server(sut: Sut, 
                 raise live.fail("RFR-5.1", "after a storm of notifications a removed tool stays active")
 
     with _serve(fleets) as fleet:
+        run(body(fleet))
+
+
+#: A server built before the 2026-07-28 revision, alone in its fleet: a host that does not
+#: connect to such servers is left nothing to check here, and every other check keeps its fleet.
+LEGACY = FleetSpec(
+    servers=(
+        ServerSpec(
+            id="old", tool_count=0, tools=(_tool("read_note"), _tool("list_notes")), list_changed=True, legacy_only=True
+        ),
+    )
+)
+
+
+@clause("RFR-1.1", "RFR-1.2")
+def test_a_server_of_the_initialize_era_is_followed_through_the_notifications_on_its_connection(
+    sut: Sut, fleets: Fleets
+) -> None:
+    """A server that speaks only the ``initialize`` handshake has no ``subscriptions/listen``
+    stream: its ``notifications/tools/list_changed`` come on the connection itself, and a host
+    listening only on a stream never hears of its changes."""
+
+    async def body(fleet: Fleet) -> None:
+        try:
+            async with _refreshing(sut, fleet) as r:
+                live = Refreshing(fleet, r)
+                await live.change("old", {"remove": ["read_note"]})
+                if "old__read_note" in await live.active():
+                    raise live.fail(
+                        "RFR-1.2",
+                        "after a server of the initialize era was listed again without a tool, the definitions "
+                        "still list it",
+                    )
+        except OutcomeError as refused:
+            if refused.kind != "connection_error":
+                raise
+            nothing_to_check(
+                "the host does not connect to a server that speaks only the initialize handshake (MCP 2025-11-25 "
+                f"and earlier): {refused.message}"
+            )
+
+    with fleets.serve(LEGACY) as fleet:
         run(body(fleet))
 
 

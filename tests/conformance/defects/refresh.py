@@ -385,3 +385,15 @@ def refresh_for_every_run() -> None:
         return await original(self, params)
 
     _swap(_session.ReferenceDriver, "open_run", open_run)
+
+
+@defect("RFR-1.1", "a host with refresh hears of changes only on listen streams, not on a handshake-era connection")
+def changes_heard_only_on_listen_streams() -> None:
+    """Written for the 2026-07-28 revision alone: a server that speaks only the ``initialize``
+    handshake sends its notifications on the connection, and nobody reads them."""
+    _refreshing()
+
+    async def _on_message(self: _connections.Connection, message: Any) -> None:
+        return None
+
+    _swap(_connections.Connection, "_on_message", _on_message)
