@@ -230,6 +230,11 @@ class ServerCore:
         for index in range(start, end):
             for fault in self.live.faults_at(index):
                 self.fault(fault, page=page, tool=tools[index].get("name"), index=index)
+        held = self.spec.faults.slow_last_page
+        if next_cursor is None and held > 0:
+            self.fault("slow_last_page", page=page, seconds=held)
+            with anyio.move_on_after(held):
+                await self.stopping.wait()  # cut short when the server stops
         return tools[start:end], next_cursor
 
     # -- tools/call -----------------------------------------------------------------------------

@@ -106,6 +106,9 @@ class Faults:
     hang_on_list: int | None = None
     slow: float = 0.0
     slow_calls: float = 0.0
+    # The last page of each listing is answered this long after it is recorded: a watcher of
+    # the ledger (`await_listing`) already sees the listing complete while the client waits.
+    slow_last_page: float = 0.0
     tool_call_error: tuple[str, ...] = ()
     error_on_call: tuple[str, ...] = ()
     drop_mid_call: tuple[str, ...] = ()

@@ -259,6 +259,7 @@ def _faults_from_dict(r: FieldReader, raw: Any, path: str) -> Faults:
         hang_on_list=r.page(d, "hang_on_list", path),
         slow=r.number(d, "slow", path, 0.0, LIMITS.slow_seconds),
         slow_calls=r.number(d, "slow_calls", path, 0.0, LIMITS.slow_seconds),
+        slow_last_page=r.number(d, "slow_last_page", path, 0.0, LIMITS.slow_seconds),
         tool_call_error=r.strings(d, "tool_call_error", path),
         error_on_call=r.strings(d, "error_on_call", path),
         drop_mid_call=r.strings(d, "drop_mid_call", path),

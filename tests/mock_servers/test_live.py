@@ -23,8 +23,10 @@ from mock_servers import (
     CatalogChange,
     ChangeApplied,
     ChangeDocument,
+    Faults,
     FleetArgumentError,
     FleetHost,
+    FleetSpec,
     HostError,
     Ledger,
     MemoryFleet,
@@ -359,6 +361,26 @@ def test_a_stdio_server_follows_its_schedule(tmp_path: Path) -> None:
             return [t.name for t in await list_all(client)]
 
     assert anyio.run(visit) == ["alpha", "late"]
+
+
+async def test_a_slow_last_page_is_recorded_complete_before_the_client_has_it(tmp_path: Path) -> None:
+    spec = FleetSpec(servers=(ServerSpec(id="late", tool_count=3, page_size=2, faults=Faults(slow_last_page=600)),))
+    fleet = MemoryFleet(spec, Ledger(tmp_path / "ledger.jsonl"))
+    pages: list[int] = []
+
+    async def read(client: Client) -> None:
+        first = await client.list_tools()
+        pages.append(len(first.tools))
+        pages.append(len((await client.list_tools(cursor=first.next_cursor)).tools))
+
+    async with Client(fleet.servers["late"]) as client, anyio.create_task_group() as tg:
+        tg.start_soon(read, client)
+        assert await fleet.await_listing("late", 0) == "complete"
+        held = pages.copy()
+        tg.cancel_scope.cancel()
+
+    assert held == [2]  # the first page is in; the last, recorded, is still held back
+    assert [e["fault"] for e in read_ledger(tmp_path / "ledger.jsonl").of("fault")] == ["slow_last_page"]
 
 
 # -- servers of the initialize era ----------------------------------------------------------------
