@@ -28,7 +28,7 @@ from conformance.suite._wire import (
     portable,
     run,
 )
-from mock_servers import ChangeDocument, FleetSpec, ServerSpec, ToolCalled, ToolSpec
+from mock_servers import ChangeDocument, Faults, FleetSpec, ServerSpec, ToolCalled, ToolSpec
 
 READ_ONLY = {"readOnlyHint": True}
 #: How long a server may wait to be listed again after a change (PROTOCOL.md P39).
@@ -92,6 +92,13 @@ class Refreshing:
             )
         if listed != outcome:
             raise AssertionError(f"the fleet's listing of {server_id!r} ended {listed!r}, not {outcome!r}")
+
+    async def removes(self, server_id: str, name: str, stale: str) -> None:
+        """The server stops listing ``name``; a definition list that still shows it fails RFR-1.2
+        with the ``stale`` message."""
+        await self.change(server_id, {"remove": [name]})
+        if f"{server_id}__{name}" in await self.active():
+            raise self.fail("RFR-1.2", stale)
 
     async def active(self) -> list[str]:
         return names(mcp_definitions(await self.run.definitions(), []))
@@ -373,6 +380,40 @@ def test_a_storm_of_notifications_leaves_the_run_following_the_server(sut: Sut, 
         run(body(fleet))
 
 
+#: How long the fleet holds back the last page of a listing it has recorded complete.
+HELD_SECONDS = 1.0
+LATE = FleetSpec(
+    servers=(
+        ServerSpec(
+            id="late",
+            tool_count=0,
+            tools=(_tool("read_entry"), _tool("list_entries")),
+            list_changed=True,
+            faults=Faults(slow_last_page=HELD_SECONDS),
+        ),
+    )
+)
+
+
+@clause("RFR-1.2")
+def test_a_request_sent_while_a_listing_is_being_read_is_answered_from_that_listing(sut: Sut, fleets: Fleets) -> None:
+    """The server records a listing complete a second before its last page reaches the host;
+    a request sent in that second is later than the listing (PROTOCOL.md P39) and reads it.
+    Without the hold, a host answering before it applied a listing wins or loses a race."""
+
+    async def body(fleet: Fleet) -> None:
+        async with _refreshing(sut, fleet) as r:
+            await Refreshing(fleet, r).removes(
+                "late",
+                "list_entries",
+                "a definition list asked for while the host was still reading a listing begun before it shows a tool "
+                "that listing removed: it was answered from an earlier listing (PROTOCOL.md P39)",
+            )
+
+    with fleets.serve(LATE) as fleet:
+        run(body(fleet))
+
+
 #: A server built before the 2026-07-28 revision, alone in its fleet: a host that does not
 #: connect to such servers is left nothing to check here, and every other check keeps its fleet.
 LEGACY = FleetSpec(
@@ -395,14 +436,11 @@ def test_a_server_of_the_initialize_era_is_followed_through_the_notifications_on
     async def body(fleet: Fleet) -> None:
         try:
             async with _refreshing(sut, fleet) as r:
-                live = Refreshing(fleet, r)
-                await live.change("old", {"remove": ["read_note"]})
-                if "old__read_note" in await live.active():
-                    raise live.fail(
-                        "RFR-1.2",
-                        "after a server of the initialize era was listed again without a tool, the definitions "
-                        "still list it",
-                    )
+                await Refreshing(fleet, r).removes(
+                    "old",
+                    "read_note",
+                    "after a server of the initialize era was listed again without a tool, the definitions still list it",
+                )
         except OutcomeError as refused:
             if refused.kind != "connection_error":
                 raise

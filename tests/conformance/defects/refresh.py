@@ -397,3 +397,14 @@ def changes_heard_only_on_listen_streams() -> None:
         return None
 
     _swap(_connections.Connection, "_on_message", _on_message)
+
+
+@defect("RFR-1.2", "a run with refresh answers a request without waiting for the listings begun before it")
+def requests_before_listings_end() -> None:
+    """P39 left out: what the catalog holds when the request arrives is what it reads."""
+    _refreshing()
+
+    async def settled(self: AdaptiveToolset) -> None:
+        return None
+
+    _swap(AdaptiveToolset, "settled", settled)
