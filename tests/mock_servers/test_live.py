@@ -415,6 +415,7 @@ async def _meet(target: Any) -> tuple[str | None, int, list[str]]:
     return version, count, refused
 
 
+@pytest.mark.e2e
 def test_a_legacy_only_server_over_http_is_met_through_the_initialize_handshake(
     fleet_host: FleetHost, tmp_path: Path
 ) -> None:
