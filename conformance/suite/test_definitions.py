@@ -120,6 +120,33 @@ def test_definitions_are_the_base_tools_the_discovery_tool_and_the_active_tools_
             )
 
 
+#: Two servers whose tools all fit the first round, and a message whose words reach some of
+#: them: a ranking that merges the tools the message scores with the rest must meet each once.
+_PAGES = tuple(
+    ToolSpec(name=name, description=f"{name.replace('_', ' ').capitalize()}.")
+    for name in ("get_page", "list_pages", "delete_page", "create_issue", "close_issue")
+)
+_PAGED = FleetSpec(servers=tuple(ServerSpec(id=sid, tool_count=0, tools=_PAGES) for sid in ("a", "b")))
+
+
+@clause("DEF-1.1")
+def test_a_first_round_ranked_by_its_message_defines_each_tool_once(sut: Sut, fleets: Fleets) -> None:
+    message = "please get the page"
+    with fleets.serve(_PAGED) as served:
+        case = served.describe() | {"userMessage": message}
+        got = run(refusal_or(sut, open_params(served.servers, [], message)))
+    if isinstance(got, OutcomeError):
+        raise AssertionError(f"run.open refused ten tools that fit every budget: {got}")
+    shown = names(got)
+    if len(set(shown)) != len(shown):
+        raise fail(
+            ("DEF-1.1",),
+            "a definition appears twice in a first round ranked by the user message",
+            observed=shown,
+            case=case,
+        )
+
+
 # A tool listed with no description at all: the field is absent from its definition.
 _UNDESCRIBED = ToolSpec(name="ping", wire={"name": "ping", "inputSchema": {"type": "object"}})
 

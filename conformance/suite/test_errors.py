@@ -293,6 +293,25 @@ def test_unreachable_server_is_a_connection_error(sut: Sut, fleets: Fleets, how:
     _expect_refusal("ERR-5.1", f"a server that {how}", got, "connection_error", case, naming=["broken"])
 
 
+#: A stdio server that writes a thousand lines of log to its stdout, none of them JSON-RPC,
+#: and never answers: it cannot be reached, whether the host gives it up at the noise or at
+#: its bound on the handshake.
+CHATTER = "import sys\nfor n in range(1000):\n    print(f'starting up ({n})...', flush=True)\nsys.stdin.read()"
+
+
+@clause("ERR-5.1")
+def test_a_stdio_server_that_writes_no_json_rpc_is_a_connection_error(sut: Sut) -> None:
+    transport: StdioTransport = {"type": "stdio", "command": sys.executable, "args": ["-c", CHATTER]}
+    params: OpenParams = {
+        **open_params([{"id": "chatty", "transport": transport}]),
+        "connectTimeoutSeconds": 5,
+        "listTimeoutSeconds": 5,
+    }
+    got = _attempt(sut, params)
+    what = "a stdio server that writes only lines that are not JSON-RPC"
+    _expect_refusal("ERR-5.1", what, got, "connection_error", {"open": params}, naming=["chatty"])
+
+
 # Runs that must fail to open: (fleet, policies, the kind of error, the sentence that makes
 # it fail). That they fail, and how, is that sentence's; ERR-6.1 judges what they leave.
 STDIO_CASES: dict[str, tuple[FleetSpec, dict[str, ToolPolicy], str, str]] = {

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import pytest
+
 from conformance import Nonconformance, OutcomeError, Run, Sut, clause
 from conformance._wire_types import ToolPolicy
 from conformance.suite._fleets import Fleet, Fleets
@@ -500,20 +502,30 @@ def test_a_server_that_fails_to_list_again_is_kept_or_dropped_whole(sut: Sut, fl
         run(body(fleet))
 
 
+#: A server of each era and the tool a change takes from it: on the initialize handshake a
+#: notification comes on the connection of every run, the run without refresh's included.
+ERAS: dict[str, tuple[FleetSpec, dict[str, ToolPolicy], str, str]] = {
+    "2026-07-28": (SPEC, POLICIES, "docs", "get_page"),
+    "initialize": (LEGACY, {}, "old", "read_note"),
+}
+
+
 @clause("DEF-3.1")
-def test_a_run_opened_without_refresh_keeps_its_catalog_beside_one_with_it(sut: Sut, fleets: Fleets) -> None:
+@pytest.mark.parametrize("era", sorted(ERAS))
+def test_a_run_opened_without_refresh_keeps_its_catalog_beside_one_with_it(sut: Sut, fleets: Fleets, era: str) -> None:
     """P38: a run that does not ask for refresh keeps the catalog read at open, also on a host
     that refreshes the runs that do. The run with refresh tells when the change has been
     listed (P39); the run without it is asked after that."""
     if sut.implementation is None or "refresh" not in sut.implementation.profiles:
         nothing_to_check("a host that does not claim refresh has no runs that follow a change to compare with")
+    spec, policies, server_id, tool = ERAS[era]
 
     async def body(fleet: Fleet) -> None:
-        async with sut.open(open_params(fleet.with_policies(POLICIES))) as plain, _refreshing(sut, fleet) as r:
+        async with sut.open(open_params(fleet.with_policies(policies))) as plain, _refreshing(sut, fleet) as r:
             live = Refreshing(fleet, r)
             before = names(mcp_definitions(await plain.definitions(), []))
             try:
-                await live.change("docs", {"remove": ["get_page"]})
+                await live.change(server_id, {"remove": [tool]})
             except Nonconformance as finding:
                 # The run with refresh never said the change was listed: RFR-1.1's finding,
                 # which its own checks report; without that signal there is no moment to ask.
@@ -529,5 +541,10 @@ def test_a_run_opened_without_refresh_keeps_its_catalog_beside_one_with_it(sut: 
                     case=fleet.describe() | {"open": {"refresh": "left out"}, "changes": live.changes},
                 )
 
-    with _serve(fleets) as fleet:
-        run(body(fleet))
+    with fleets.serve(spec, policies) as fleet:
+        try:
+            run(body(fleet))
+        except OutcomeError as refused:
+            if era != "initialize" or refused.kind != "connection_error":
+                raise
+            nothing_to_check(f"the host does not connect to a server of the initialize era: {refused.message}")

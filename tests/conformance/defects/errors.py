@@ -275,6 +275,19 @@ def unreachable_server_left_out() -> None:
     _leave_out(lambda error: not _timed_out(error) and not _malformed(error))
 
 
+@defect("ERR-5.1", "a stdio server given up for writing what is not JSON-RPC fails the run without being named")
+def noisy_server_unnamed() -> None:
+    """The transport's reason for giving the server up becomes the whole message."""
+    run = _connections.Connection.run
+
+    async def wrapped(self: _connections.Connection) -> None:
+        await run(self)
+        if self.error is not None and self._problems:
+            self.error = ServerConnectionError(f"a server was given up: {self._problems[0]}")
+
+    _swap(_connections.Connection, "run", wrapped)
+
+
 @defect("ERR-5.2", "a server that does not finish listing in time is left out; the run opens without it")
 def hanging_server_left_out() -> None:
     _leave_out(_timed_out)

@@ -312,3 +312,29 @@ def discovery_ignores_the_prompt() -> None:
 
     index_of = per_toolset(promptless)
     during_search(index=lambda toolset, _base: index_of(toolset))
+
+
+@defect(
+    "DEF-1.1",
+    "the ranking meets the tools a message scores twice: by their score, and again where the static order has them",
+)
+def scored_tools_ranked_twice() -> None:
+    """A merge of the tools the message reaches with the static ranking of every tool that
+    does not drop those already yielded: the first round takes them twice."""
+    original = LexicalIndex.order
+
+    def order(self: LexicalIndex, query: str) -> Iterator[int]:
+        # Each scored tool comes up again where the static ranking has it: late, so only a
+        # walk that still has room when it gets there takes it twice.
+        mode = 1 if self._parse(query).read_intent else 0
+        static = {tool: place for place, tool in enumerate(self._ranked[mode])}
+        scored = set(self.matches(query))
+        again = sorted(scored, key=static.__getitem__)
+        for i in original(self, query):
+            if i not in scored:
+                while again and static[again[0]] < static[i]:
+                    yield again.pop(0)
+            yield i
+        yield from again
+
+    _swap(LexicalIndex, "order", order)
