@@ -93,7 +93,7 @@ class ServedFleet:
 
     def await_listing(self, server_id: str, after: int, timeout: float = 10.0) -> str:
         """Wait until the host has listed the server's tools again since catalog version ``after``:
-        ``complete``, ``error`` (a listing refused by ``list_error``) or ``timeout``."""
+        ``complete``, ``error`` (a listing refused by ``list_error`` or left hanging by ``list_hang``) or ``timeout``."""
         host, name = self._live_host()
         return str(host.await_listing(name, server_id, after, timeout))
 

@@ -135,7 +135,7 @@ class FleetHost:
         """Wait until a client has listed the server's tools since catalog version ``after``.
 
         Returns ``complete`` (every page, from page 0, at that version or later), ``error``
-        (a ``tools/list`` refused by ``list_error``) or ``timeout``, so that a test waits for
+        (a ``tools/list`` refused by ``list_error`` or left hanging by ``list_hang``) or ``timeout``, so that a test waits for
         a host to re-list instead of sleeping.
         """
         name = fleet.fleet if isinstance(fleet, FleetUrls) else fleet

@@ -26,8 +26,8 @@ Events (extra fields in brackets):
   page served (``catalog``: how many changes the server's tools had seen).
 - ``tool_called`` [name, arguments, isError, protocolVersion]: a ``tools/call`` reached the server.
 - ``fault`` [fault, ...]: a fault of the spec fired (``fault`` is the spec field's name;
-  ``list_error`` when a change has made ``tools/list`` fail).
-- ``tools_changed`` [trigger, catalog, removed, renamed, updated, added, tools, listError]: a live
+  ``list_error`` or ``list_hang`` when a change has made ``tools/list`` fail or hang).
+- ``tools_changed`` [trigger, catalog, removed, renamed, updated, added, tools, listError, listHang]: a live
   catalog changed (``trigger``: ``after_calls``, ``after_seconds`` or ``request``).
 - ``list_changed`` [catalog, n, of, connections, streams]: one ``notifications/tools/list_changed``
   sent (the ``n``-th of ``of`` after that change), to so many handshake-era connections and
@@ -142,6 +142,7 @@ class ToolsChanged(LedgerEvent):
     added: NotRequired[list[str]]
     tools: NotRequired[int]
     listError: NotRequired[bool]
+    listHang: NotRequired[bool]
     skipped: NotRequired[str]
 
 

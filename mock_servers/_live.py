@@ -37,6 +37,7 @@ class ChangeReport:
     added: tuple[str, ...]
     tools: int
     list_error: bool
+    list_hang: bool
 
 
 def _tool_to_wire(tool: ToolSpec) -> ListedTool:
@@ -73,6 +74,7 @@ class LiveCatalog:
         self._marks: dict[int, list[str]] = {id(built.tools[i]): kinds for i, kinds in built.faulty.items()}
         self.version = 0
         self.list_error = False
+        self.list_hang = False
         self.by_name: dict[str, ListedTool] = {}
         self._index()
 
@@ -113,6 +115,8 @@ class LiveCatalog:
         self.version += 1
         if change.list_error is not None:
             self.list_error = change.list_error
+        if change.list_hang is not None:
+            self.list_hang = change.list_hang
         return ChangeReport(
             catalog=self.version,
             removed=change.remove,
@@ -121,6 +125,7 @@ class LiveCatalog:
             added=tuple(t.name for t in change.add),
             tools=len(tools),
             list_error=self.list_error,
+            list_hang=self.list_hang,
         )
 
     def _carry(self, old: ListedTool, new: ListedTool) -> ListedTool:
@@ -180,8 +185,8 @@ class ListingWatch:
     """Whether a client has listed the tools, or failed to, since a given catalog version.
 
     A listing counts once it has served its last page (no ``nextCursor``) having begun,
-    with page 0, at that version or later; a ``tools/list`` refused by ``list_error`` counts
-    as a failed one.
+    with page 0, at that version or later; a ``tools/list`` refused by ``list_error``, or left
+    unanswered by ``list_hang``, counts as a failed one.
     """
 
     def __init__(self) -> None:

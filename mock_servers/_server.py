@@ -201,6 +201,11 @@ class ServerCore:
             self.fault("list_error", page=page, catalog=self.live.version)
             self.watch.refused(self.live.version)
             raise MCPError(types.INTERNAL_ERROR, f"tools/list failed on page {page} (list_error set by a change)")
+        if self.live.list_hang:
+            self.fault("list_hang", page=page, catalog=self.live.version)
+            self.watch.refused(self.live.version)
+            await self.stopping.wait()
+            raise MCPError(types.INTERNAL_ERROR, "server is shutting down")
         kind = self.list_fault(page)
         if kind == "crash_on_list":
             self.fault(kind, page=page)
@@ -340,6 +345,7 @@ class ServerCore:
                 added=list(report.added),
                 tools=report.tools,
                 listError=report.list_error,
+                listHang=report.list_hang,
             )
             count = change.notify if self.spec.list_changed else 0
             for n in range(1, count + 1):
@@ -621,7 +627,7 @@ class MemoryFleet:
         """Wait until a client has listed the server's tools since catalog version ``after``.
 
         Returns ``complete`` (every page, from page 0, at that version or later), ``error``
-        (a ``tools/list`` refused by ``list_error``) or ``timeout``.
+        (a ``tools/list`` refused by ``list_error`` or left hanging by ``list_hang``) or ``timeout``.
         """
         return await self._core(server_id).watch.wait(after, timeout)
 

@@ -219,7 +219,8 @@ class CatalogChange:
     demand (a test's request) has no trigger. Edits apply in the order remove, rename,
     update, add; ``notify`` notifications follow (0: a silent change); ``list_error``
     makes every later ``tools/list`` answer a JSON-RPC error (``False`` heals it, ``None``
-    leaves it as it is).
+    leaves it as it is); ``list_hang`` makes every later ``tools/list`` never answer, the
+    same way.
     """
 
     after_calls: int | None = None
@@ -230,6 +231,7 @@ class CatalogChange:
     add: tuple[ToolSpec, ...] = ()
     notify: int = 1
     list_error: bool | None = None
+    list_hang: bool | None = None
 
     def __post_init__(self) -> None:
         _check_limit("notify", self.notify, LIMITS.notifications_per_change)
@@ -376,6 +378,8 @@ def change_to_dict(change: CatalogChange) -> ChangeDocument:
     out["notify"] = change.notify
     if change.list_error is not None:
         out["list_error"] = change.list_error
+    if change.list_hang is not None:
+        out["list_hang"] = change.list_hang
     return out
 
 

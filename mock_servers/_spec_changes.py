@@ -34,7 +34,7 @@ __all__ = [
 Problem = tuple[str, str, str]
 
 _TRIGGERS = ("after_calls", "after_seconds")
-_EDITS = ("remove", "rename", "update", "add", "notify", "list_error")
+_EDITS = ("remove", "rename", "update", "add", "notify", "list_error", "list_hang")
 _UPDATE_KEYS = ("name", "description", "input_schema", "annotations", "title")
 
 
@@ -88,10 +88,13 @@ def _change(r: FieldReader, raw: Any, path: str, raw_mode: bool, *, scheduled: b
     if not isinstance(add, list):
         r.fail(_at(path, "add"), "a list of tools", add)
         add = []
-    list_error = d.get("list_error")
+    list_error, list_hang = d.get("list_error"), d.get("list_hang")
     if list_error is not None and not isinstance(list_error, bool):
         r.fail(_at(path, "list_error"), "true or false", list_error)
         list_error = None
+    if list_hang is not None and not isinstance(list_hang, bool):
+        r.fail(_at(path, "list_hang"), "true or false", list_hang)
+        list_hang = None
     return CatalogChange(
         after_calls=after_calls,
         after_seconds=after_seconds,
@@ -101,6 +104,7 @@ def _change(r: FieldReader, raw: Any, path: str, raw_mode: bool, *, scheduled: b
         add=tuple(tool_from_dict(r, t, f"{_at(path, 'add')}[{i}]", raw_mode) for i, t in enumerate(add)),
         notify=r.integer(d, "notify", path, 1, 0, LIMITS.notifications_per_change),
         list_error=list_error,
+        list_hang=list_hang,
     )
 
 

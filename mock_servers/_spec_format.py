@@ -75,6 +75,7 @@ class ChangeDocument(TypedDict, total=False):
     add: list[ToolDocument]
     notify: int
     list_error: bool
+    list_hang: bool
 
 
 class ServerDocument(TypedDict):

@@ -132,6 +132,7 @@ def test_a_spec_with_changes_reads_back_as_written() -> None:
         ({"changes": [{"after_calls": 1}] * 1_001}, "changes", "at most 1,000 changes"),
         ({"changes": [{"after_calls": 1, "add": {"name": "y"}}]}, "changes[0].add", "a list of tools"),
         ({"changes": [{"after_calls": 1, "list_error": "yes"}]}, "changes[0].list_error", "true or false"),
+        ({"changes": [{"after_calls": 1, "list_hang": 1}]}, "changes[0].list_hang", "true or false"),
         ({"changes": [{"after_calls": 1, "rename": {"x": "y"}}]}, "changes[0].rename", "a list of {from, to}"),
         ({"changes": [{"after_calls": 1, "update": {"name": "x"}}]}, "changes[0].update", "a list of tools"),
         ({"changes": [{"after_calls": 1, "update": [{"description": "D."}]}]}, "changes[0].update[0].name", "the name"),
@@ -361,6 +362,26 @@ def test_a_stdio_server_follows_its_schedule(tmp_path: Path) -> None:
             return [t.name for t in await list_all(client)]
 
     assert anyio.run(visit) == ["alpha", "late"]
+
+
+async def test_list_hang_leaves_listing_unanswered_until_healed_and_await_listing_says_so(tmp_path: Path) -> None:
+    fleet = MemoryFleet(SPEC, Ledger(tmp_path / "ledger.jsonl"))
+    stuck = await fleet.change_tools("live", {"list_hang": True})
+    answered: list[int] = []
+
+    async def hang(client: Client) -> None:
+        answered.append(len((await client.list_tools()).tools))
+
+    async with Client(fleet.servers["live"]) as client, anyio.create_task_group() as tg:
+        tg.start_soon(hang, client)
+        outcome = await fleet.await_listing("live", stuck["catalog"], timeout=10)
+        await fleet.change_tools("live", {"list_hang": False})
+        tools = await list_all(client)
+        tg.cancel_scope.cancel()
+
+    assert (outcome, answered, len(tools)) == ("error", [], 3)
+    [fault] = read_ledger(tmp_path / "ledger.jsonl").faults("live", "list_hang")
+    assert fault["catalog"] == 1
 
 
 async def test_a_slow_last_page_is_recorded_complete_before_the_client_has_it(tmp_path: Path) -> None:
