@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from conformance import Nonconformance, OutcomeError, Run, Sut, clause
-from conformance._wire_types import ToolPolicy
+from conformance import Nonconformance, OutcomeError, Run, Sut, SutMisbehaved, clause
+from conformance._wire_types import OpenParams, ToolPolicy
 from conformance.suite._fleets import Fleet, Fleets
 from conformance.suite._preconditions import nothing_to_check, precondition
 from conformance.suite._wire import (
@@ -171,8 +171,11 @@ class Refreshing:
             raise self.fail(found, f"discovery activated {qualified!r}, which the refresh took out")
 
 
-def _refreshing(sut: Sut, fleet: Fleet) -> Any:
-    return sut.open({**open_params(fleet.with_policies(POLICIES)), "refresh": True})
+def _refreshing(sut: Sut, fleet: Fleet, *, list_timeout: float | None = None) -> Any:
+    params: OpenParams = {**open_params(fleet.with_policies(POLICIES)), "refresh": True}
+    if list_timeout is not None:
+        params["listTimeoutSeconds"] = list_timeout
+    return sut.open(params)
 
 
 def _serve(fleets: Fleets) -> Any:
@@ -455,18 +458,25 @@ def test_a_server_of_the_initialize_era_is_followed_through_the_notifications_on
         run(body(fleet))
 
 
+#: The listing time-out of the run whose server stops answering: the bound a re-listing
+#: that never ends must fail within (PROTOCOL.md P22), well inside a request's time-out.
+HANG_LIST_SECONDS = 2.0
+
+
 @clause("RFR-1.1", "RFR-5.2", "RFR-5.3", "RFR-5.4")
-def test_a_server_that_fails_to_list_again_is_kept_or_dropped_whole(sut: Sut, fleets: Fleets) -> None:
-    """``flaky`` adds a tool and then refuses every listing: it keeps its last good catalog or
-    loses all its tools, the other servers keep theirs, and the run says which."""
+@pytest.mark.parametrize("failure", ["list_error", "list_hang"])
+def test_a_server_that_fails_to_list_again_is_kept_or_dropped_whole(sut: Sut, fleets: Fleets, failure: str) -> None:
+    """``flaky`` adds a tool and then refuses every listing, or stops answering it: it keeps
+    its last good catalog or loses all its tools, the other servers keep theirs, and the run
+    says which. A listing that hangs fails at the run's listTimeoutSeconds, and the requests
+    that wait for it (P39) are answered then."""
 
     async def body(fleet: Fleet) -> None:
-        async with _refreshing(sut, fleet) as r:
+        async with _refreshing(sut, fleet, list_timeout=HANG_LIST_SECONDS) as r:
             live = Refreshing(fleet, r)
             before = await live.active()
-            await live.change(
-                "flaky", {"add": [{"name": "z", "annotations": READ_ONLY}], "list_error": True}, outcome="error"
-            )
+            fails: ChangeDocument = {"list_hang": True} if failure == "list_hang" else {"list_error": True}
+            await live.change("flaky", {"add": [{"name": "z", "annotations": READ_ONLY}], **fails}, outcome="error")
             after = await live.active()
             others = sorted(n for n in set(before) ^ set(after) if not n.startswith("flaky__"))
             works = await r.call("docs__list_pages", {})
@@ -499,7 +509,16 @@ def test_a_server_that_fails_to_list_again_is_kept_or_dropped_whole(sut: Sut, fl
                 )
 
     with _serve(fleets) as fleet:
-        run(body(fleet))
+        try:
+            run(body(fleet))
+        except SutMisbehaved as hung:
+            raise fail(
+                ("RFR-5.2",),
+                f"after flaky's listing began to fail ({failure}), the run stopped answering",
+                expected=f"answers once the listing has failed, within listTimeoutSeconds ({HANG_LIST_SECONDS:g} s)",
+                observed=str(hung),
+                case=fleet.describe() | {"open": {"refresh": True, "listTimeoutSeconds": HANG_LIST_SECONDS}},
+            ) from None
 
 
 #: A server of each era and the tool a change takes from it: on the initialize handshake a

@@ -8,6 +8,7 @@ failed listing does.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -408,3 +409,17 @@ def requests_before_listings_end() -> None:
         return None
 
     _swap(AdaptiveToolset, "settled", settled)
+
+
+@defect("RFR-5.2", "a re-listing has no time limit: a server that stops answering holds every later request")
+def relisting_unbounded() -> None:
+    """Only the listing at open is bounded; the requests that wait for a re-listing (P39)
+    wait for one that never ends."""
+    _refreshing()
+    follow = _connections.Connection.follow
+
+    def wrapped(self: _connections.Connection, listener: Any) -> None:
+        self.list_timeout = math.inf
+        follow(self, listener)
+
+    _swap(_connections.Connection, "follow", wrapped)
