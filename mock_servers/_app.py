@@ -208,15 +208,15 @@ class FleetApp:
             core.fault("fail_to_start")
             await _json(send, 500, {"error": f"server {core.spec.id} failed to start (injected fault)"})
             return
-        if scope["method"] == "POST" and (
-            faults.crash_on_list is not None or faults.drop_mid_call or (core.spec.legacy_only and not core.spec.raw)
-        ):
+        # A raw server refuses the 2026-07-28 revision itself, in its own protocol.
+        legacy = core.spec.legacy_only and not core.spec.raw
+        if scope["method"] == "POST" and (faults.crash_on_list is not None or faults.drop_mid_call or legacy):
             try:
                 body = await read_body(receive, MAX_BODY)
             except ValueError:
                 await _json(send, 413, {"error": f"a request body is at most {MAX_BODY:,} bytes"})
                 return
-            if core.spec.legacy_only and not core.spec.raw and (refusal := _legacy_refusal(body)) is not None:
+            if legacy and (refusal := legacy_refusal(body)) is not None:
                 await _json(send, 200, refusal)
                 return
             if self._drops(core, body):
@@ -321,19 +321,6 @@ async def _own_raw(
     finally:
         raw.close_sessions()
         mount.done.set()
-
-
-def _legacy_refusal(body: bytes) -> dict[str, Any] | None:
-    """The JSON-RPC error a server of the initialize era answers a 2026-07-28 request with."""
-    try:
-        message = json.loads(body)
-    except (ValueError, RecursionError):
-        return None
-    refusal = legacy_refusal(message)
-    if refusal is None:
-        return None
-    code, text = refusal
-    return {"jsonrpc": "2.0", "id": message["id"], "error": {"code": code, "message": text}}
 
 
 def _replay(body: bytes) -> Receive:

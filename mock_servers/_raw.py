@@ -99,7 +99,7 @@ class RawProtocol:
             return None
         request_id = message["id"]
         if self.core.spec.legacy_only and (refusal := legacy_refusal(message)) is not None:
-            return _error(request_id, *refusal)
+            return refusal
         meta = params.get("_meta") if isinstance(params, dict) else None
         modern = (
             isinstance(meta, dict) and meta.get("io.modelcontextprotocol/protocolVersion") in MODERN_PROTOCOL_VERSIONS

@@ -528,22 +528,30 @@ def sdk_server_for(core: ServerCore) -> Server[Any]:
     return sdk_server
 
 
-def legacy_refusal(message: Any) -> tuple[int, str] | None:
-    """What a server built before the 2026-07-28 revision answers to a request of that revision
-    (``server/discover``, or a request carrying the revision in its ``_meta``); None for any
-    other message. It has no ``server/discover``, so a client in ``auto`` mode falls back to
-    ``initialize``. Applied before the SDK reads the message: the SDK locks a connection to the
-    era of its first request."""
+def legacy_refusal(message: bytes | Mapping[str, Any]) -> dict[str, Any] | None:
+    """The JSON-RPC error a server built before the 2026-07-28 revision answers a request of
+    that revision with (``server/discover``, or a request carrying the revision in its
+    ``_meta``); None for any other message, and for bytes that are not JSON. It has no
+    ``server/discover``, so a client in ``auto`` mode falls back to ``initialize``. Applied
+    before the SDK reads the message: the SDK locks a connection to the era of its first
+    request."""
+    if isinstance(message, bytes):
+        try:
+            message = json.loads(message)
+        except (ValueError, RecursionError):
+            return None  # the SDK's reading refuses it
     if not isinstance(message, Mapping) or "id" not in message:
         return None
     method = message.get("method")
-    if method == "server/discover":
-        return types.METHOD_NOT_FOUND, f"Method not found: {method}"
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, Mapping) else None
-    if isinstance(meta, Mapping) and meta.get("io.modelcontextprotocol/protocolVersion") in MODERN_PROTOCOL_VERSIONS:
-        return types.INVALID_REQUEST, "this server speaks only the initialize handshake (2025-11-25 and earlier)"
-    return None
+    if method == "server/discover":
+        code, text = types.METHOD_NOT_FOUND, f"Method not found: {method}"
+    elif isinstance(meta, Mapping) and meta.get("io.modelcontextprotocol/protocolVersion") in MODERN_PROTOCOL_VERSIONS:
+        code, text = types.INVALID_REQUEST, "this server speaks only the initialize handshake (2025-11-25 and earlier)"
+    else:
+        return None
+    return {"jsonrpc": "2.0", "id": message["id"], "error": {"code": code, "message": text}}
 
 
 def _memory_safe(handler: Any) -> Any:

@@ -9,7 +9,7 @@ form (`change_to_dict`) are `mock_servers._spec`'s.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from mock_servers._errors import FleetArgumentError
@@ -71,6 +71,15 @@ def change_from_dict(data: Any, *, source: str = "<change>") -> CatalogChange:
     return change
 
 
+def _switch(r: FieldReader, d: Mapping[str, Any], key: str, path: str) -> bool | None:
+    """A listing switch of a change: true, false, or left as it is (absent or null)."""
+    value = d.get(key)
+    if value is not None and not isinstance(value, bool):
+        r.fail(_at(path, key), "true or false", value)
+        return None
+    return value
+
+
 def _change(r: FieldReader, raw: Any, path: str, raw_mode: bool, *, scheduled: bool) -> CatalogChange:
     keys = (*_TRIGGERS, *_EDITS) if scheduled else _EDITS
     d = r.mapping(raw, path, keys)
@@ -88,13 +97,7 @@ def _change(r: FieldReader, raw: Any, path: str, raw_mode: bool, *, scheduled: b
     if not isinstance(add, list):
         r.fail(_at(path, "add"), "a list of tools", add)
         add = []
-    list_error, list_hang = d.get("list_error"), d.get("list_hang")
-    if list_error is not None and not isinstance(list_error, bool):
-        r.fail(_at(path, "list_error"), "true or false", list_error)
-        list_error = None
-    if list_hang is not None and not isinstance(list_hang, bool):
-        r.fail(_at(path, "list_hang"), "true or false", list_hang)
-        list_hang = None
+    list_error, list_hang = (_switch(r, d, key, path) for key in ("list_error", "list_hang"))
     return CatalogChange(
         after_calls=after_calls,
         after_seconds=after_seconds,

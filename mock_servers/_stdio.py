@@ -141,8 +141,8 @@ async def _wire(core: ServerCore) -> AsyncIterator[tuple[Any, Any]]:
             async for line in anyio.wrap_file(sys.stdin.buffer):
                 if not line.strip():
                     continue
-                if core.spec.legacy_only and (refusal := _legacy_refusal(line)) is not None:
-                    await write(refusal)
+                if core.spec.legacy_only and (legacy := legacy_refusal(line)) is not None:
+                    await write(json.dumps(legacy).encode("utf-8") + b"\n")
                     continue
                 try:
                     message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
@@ -181,16 +181,6 @@ def _write_out(data: bytes) -> None:
 def _error_line(request_id: Any, code: int, message: str) -> bytes:
     error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message[:500]}}
     return json.dumps(error).encode("utf-8")
-
-
-def _legacy_refusal(line: bytes) -> bytes | None:
-    """The error line a server of the initialize era answers a 2026-07-28 request with."""
-    try:
-        message = json.loads(line)
-    except (ValueError, RecursionError):
-        return None  # the SDK's reading refuses it
-    refusal = legacy_refusal(message)
-    return None if refusal is None else _error_line(message["id"], *refusal) + b"\n"
 
 
 def _refusal(line: bytes, error: Exception) -> bytes | None:
