@@ -1,9 +1,10 @@
 """A fleet of generated mock MCP servers over real transports, with faults and a ledger.
 
 Describe a fleet (`FleetSpec`, or a JSON/TOML file, or a preset), then serve it in
-memory (`memory_server`), over stdio (`stdio_params`, ``mcp-fleet stdio``) or over
-Streamable HTTP (`serve_http`, `FleetHost`, ``mcp-fleet serve``), and read what
-happened to each server from its ledger (`read_ledger`). Every spec stays within `LIMITS`.
+memory (`memory_server`), over stdio (`stdio_params`, ``mcp-fleet stdio``; a `ForkServer`
+starts each in milliseconds) or over Streamable HTTP (`serve_http`, `FleetHost`,
+``mcp-fleet serve``), and read what happened to each server from its ledger
+(`read_ledger`). Every spec stays within `LIMITS`.
 A server may serve a live catalog: its tools change while it serves, by the schedule of its
 spec or on a test's request (`MemoryFleet`, `FleetHost.change_tools`), and it sends
 ``notifications/tools/list_changed``.
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
         SpecProblem,
     )
     from mock_servers._fixture import FleetFactory, ServedFleet
+    from mock_servers._forkserver import ForkServer
     from mock_servers._generate import MCP_TOOL_NAME, PROVIDER_TOOL_NAME, example_arguments, generate_tools
     from mock_servers._host import FleetHost
     from mock_servers._http import serve_http
@@ -119,6 +121,7 @@ __all__ = [
     "stdio_params",
     "stdio_command",
     "StdioCommand",
+    "ForkServer",
     # Fleets for pytest tests (the mcp_fleet fixture)
     "FleetFactory",
     "ServedFleet",
@@ -168,6 +171,7 @@ _MODULES = (
     "_spec_format",
     "_spec",
     "_launch",
+    "_forkserver",
     "_spec_reader",
     "_generate",
     "_ledger",

@@ -34,6 +34,8 @@ def stdio_command(
     spec_source: str | os.PathLike[str] | FleetSpec,
     server_id: str,
     ledger_path: str | os.PathLike[str] | None = None,
+    *,
+    forkserver: str | None = None,
 ) -> StdioCommand:
     """How to spawn one server of a fleet as a stdio subprocess.
 
@@ -42,6 +44,8 @@ def stdio_command(
     environment carries ``PYTHONPATH`` so the child imports this very copy of the package.
     The server is named with ``--server-id`` (not ``--server``, which the MCP Inspector
     takes for itself), so the command line also works under ``mcp-inspector --cli``.
+    With ``forkserver`` (a `ForkServer`'s path) the process hands the server to that fork
+    server, which starts it without importing the MCP SDK again.
 
     Raises:
         KeyError: the fleet has no server with this id (when given a `FleetSpec`).
@@ -59,4 +63,7 @@ def stdio_command(
     # An MCP client starts a stdio server with a minimal environment: a coverage measurement
     # of the caller (coverage's subprocess patch) reaches the server only if passed on.
     measured = {k: v for k, v in os.environ.items() if k.startswith("COVERAGE_PROCESS_")}
-    return {"command": sys.executable, "args": args, "env": {"PYTHONPATH": PACKAGE_ROOT, **measured}}
+    env = {"PYTHONPATH": PACKAGE_ROOT, **measured}
+    if forkserver is not None:
+        env["MOCK_SERVERS_FORKSERVER"] = forkserver
+    return {"command": sys.executable, "args": args, "env": env}

@@ -40,6 +40,8 @@ def stdio_params(
     spec_source: str | os.PathLike[str] | FleetSpec,
     server_id: str,
     ledger_path: str | os.PathLike[str] | None = None,
+    *,
+    forkserver: str | None = None,
 ) -> StdioServerParameters:
     """How to spawn one server of a fleet with the MCP SDK's stdio client: `stdio_command`
     as the SDK's parameters.
@@ -47,7 +49,7 @@ def stdio_params(
     Raises:
         KeyError: the fleet has no server with this id (when given a `FleetSpec`).
     """
-    return StdioServerParameters(**stdio_command(spec_source, server_id, ledger_path))
+    return StdioServerParameters(**stdio_command(spec_source, server_id, ledger_path, forkserver=forkserver))
 
 
 def run_stdio(server: ServerSpec, ledger_path: str | os.PathLike[str] | None) -> NoReturn:

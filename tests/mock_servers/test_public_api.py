@@ -33,7 +33,7 @@ def test_a_client_of_fleets_never_loads_the_mcp_sdk() -> None:
     code = (
         "import sys, mock_servers as m; "
         "spec = m.preset('realistic'); m.generate_tools(spec.servers[0]); m.stdio_command(spec, spec.servers[0].id); "
-        "[m.FleetHost, m.FleetUrls, m.ChangeApplied, m.read_ledger, m.wait_for_exits, m.spec_to_dict, m.LedgerView]; "
+        "[m.FleetHost, m.FleetUrls, m.ForkServer, m.ChangeApplied, m.read_ledger, m.wait_for_exits, m.spec_to_dict, m.LedgerView]; "
         "print(sorted(n for n in ('mcp', 'mcp_types', 'uvicorn', 'faker') if n in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

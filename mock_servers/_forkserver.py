@@ -1,0 +1,368 @@
+"""Stdio servers started in milliseconds: one process imports the MCP SDK once and forks each server.
+
+Importing the MCP SDK costs about a second of CPU, and a certification starts dozens of
+stdio servers. A `ForkServer` is a process that has made those imports and waits on a Unix
+socket. The command a host spawns does not change (``python -m mock_servers stdio …``):
+when its environment names a fork server (:data:`FORKSERVER_ENV`, set by
+``stdio_command(..., forkserver=...)``), that process, the *launcher*, hands its stdin,
+stdout and stderr, its arguments, environment and working directory to the fork server,
+which forks a child that takes them over and serves exactly as ``mcp-fleet stdio`` does.
+The host's pipes reach the server itself: nothing is relayed.
+
+The launcher lives as long as the server and stands for it: it passes on the signals a
+host sends it (SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2) and ends with the
+server's exit status, or by the signal that ended it. A launcher killed outright (SIGKILL)
+closes its socket, and the server, which watches it, kills itself: it dies with the process
+the host started, as it would have had it been that process. When no fork server answers,
+or it gives up before a child takes over, the launcher serves in its own process.
+"""
+
+from __future__ import annotations
+
+import array
+import contextlib
+import importlib
+import json
+import os
+import select
+import selectors
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import FrameType, TracebackType
+from typing import Any, Final, NoReturn, TypeAlias
+
+__all__ = ["FORKSERVER_ENV", "ForkServer", "launch"]
+
+#: The environment variable that points a launcher at a fork server's socket.
+FORKSERVER_ENV: Final = "MOCK_SERVERS_FORKSERVER"
+#: The signals a launcher passes on to its server.
+FORWARDED: Final = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
+#: Seconds a fork server waits for a launcher's request once it has connected.
+REQUEST_SECONDS: Final = 5.0
+_HEADER: Final = struct.Struct("!I")
+_STDIO: Final = (0, 1, 2)
+_Handler: TypeAlias = Callable[[int, FrameType | None], Any] | int | None
+
+
+class ForkServer:
+    """A fork server process and its socket, in a private temporary folder.
+
+    Start it before the servers it should fork (a launcher that finds it not yet listening
+    serves in its own process); `close` ends it and removes the folder. Servers already
+    forked keep serving: each ends with its launcher, not with the fork server.
+    """
+
+    def __init__(self) -> None:
+        self._folder: Path | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def path(self) -> str:
+        """The socket's path (what :data:`FORKSERVER_ENV` is set to)."""
+        if self._folder is None:
+            raise RuntimeError("the fork server is not started")
+        return str(self._folder / "fork.sock")
+
+    @property
+    def pid(self) -> int | None:
+        """The fork server's process id (None before `start` and after `close`)."""
+        return None if self._process is None else self._process.pid
+
+    def start(self, *, wait: float | None = None) -> ForkServer:
+        """Start the process; it listens about a second later, once its imports are done.
+
+        With ``wait``, return only once it listens, or raise `RuntimeError` after ``wait``
+        seconds. Without, launchers that come first serve in their own processes.
+        """
+        if self._process is not None:
+            return self
+        # Short and private: a Unix socket's path has about 100 bytes, and whoever can
+        # connect to it can start servers as this user.
+        self._folder = Path(tempfile.mkdtemp(prefix="mcp-fork-"))
+        from mock_servers._launch import PACKAGE_ROOT
+
+        measured = {k: v for k, v in os.environ.items() if k.startswith("COVERAGE_PROCESS_")}
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "mock_servers._forkserver", self.path],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": PACKAGE_ROOT, **measured},
+        )
+        if wait is not None:
+            self._wait_listening(wait)
+        return self
+
+    def _wait_listening(self, seconds: float) -> None:
+        assert self._process is not None and self._process.stdout is not None
+        ready, _, _ = select.select([self._process.stdout], [], [], seconds)
+        if not ready or self._process.stdout.readline() != b"listening\n":
+            self.close()
+            raise RuntimeError(f"the fork server did not listen within {seconds:g} s")
+
+    def close(self) -> None:
+        """End the fork server and remove its folder."""
+        process, self._process = self._process, None
+        if process is not None:
+            process.terminate()
+            try:
+                process.wait(5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            if process.stdout is not None:
+                process.stdout.close()
+        folder, self._folder = self._folder, None
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def __enter__(self) -> ForkServer:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+# -- the launcher ---------------------------------------------------------------------------------
+
+
+def launch(path: str) -> None:
+    """Hand this process's server to the fork server at ``path``, then stand for it until it ends.
+
+    Returns only when no child took the server over: the caller then serves it itself.
+    """
+    pending: list[int] = []
+    server: list[int] = []
+
+    def forward(signum: int, frame: FrameType | None) -> None:
+        if server:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(server[0], signum)
+        else:
+            pending.append(signum)
+
+    # Before the handoff: a signal that arrives while the child starts is passed on, not lost.
+    previous = {signum: signal.signal(signum, forward) for signum in FORWARDED}
+    try:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(path)
+    except OSError:
+        _restore(previous, pending)
+        return
+    with sock:
+        request = json.dumps({"argv": sys.argv, "env": dict(os.environ), "cwd": os.getcwd()}).encode("utf-8")
+        try:
+            fds = array.array("i", _STDIO)
+            sock.sendmsg([_HEADER.pack(len(request))], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
+            sock.sendall(request)
+            reader = sock.makefile("rb")
+            first = reader.readline().split()
+        except OSError:
+            _restore(previous, pending)
+            return
+        if len(first) != 2 or first[0] != b"pid":
+            # No child took over (the fork server ended, or the child failed before serving).
+            _restore(previous, pending)
+            return
+        server.append(int(first[1]))
+        for signum in pending:
+            forward(signum, None)
+        # Only the server holds the host's pipes now: its exit is the end of file the host reads.
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in _STDIO:
+            os.dup2(null, fd)
+        try:
+            last = reader.readline().split()
+        except OSError:
+            last = []
+    _end_as(last)
+
+
+def _restore(previous: Mapping[signal.Signals, _Handler], pending: list[int]) -> None:
+    for signum, handler in previous.items():
+        signal.signal(signum, handler)
+    for pended in pending:
+        os.kill(os.getpid(), pended)
+
+
+def _end_as(status: Sequence[bytes]) -> NoReturn:
+    """End this process as the server ended: with its exit code, or by its signal."""
+    if len(status) == 2 and status[0] == b"signal":
+        signum = int(status[1])
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+        os._exit(128 + signum)
+    # Without a status (the fork server ended first) the server's code is not known.
+    os._exit(int(status[1]) if len(status) == 2 and status[0] == b"exit" else 1)
+
+
+# -- the fork server ------------------------------------------------------------------------------
+
+
+def serve(path: str) -> None:
+    """Listen on ``path`` and fork a server for each launcher, until SIGTERM or SIGINT."""
+    # What every server needs, imported once: the forked children start with it.
+    for module in ("faker", "mcp.server.lowlevel", "mock_servers._cli", "mock_servers._stdio"):
+        importlib.import_module(module)
+    stop = threading.Event()
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_read, False)
+    os.set_blocking(wake_write, False)
+    signal.set_wakeup_fd(wake_write)
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        if signum != signal.SIGCHLD:
+            stop.set()
+
+    for signum in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, on_signal)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(64)
+    # Told on stdout, which a `ForkServer` waiting for it reads (servers replace this fd).
+    os.write(1, b"listening\n")
+    selector = selectors.DefaultSelector()
+    selector.register(listener, selectors.EVENT_READ)
+    selector.register(wake_read, selectors.EVENT_READ)
+    children: dict[int, socket.socket] = {}
+    owned = (listener, selector, wake_read, wake_write)
+    try:
+        while not stop.is_set():
+            for key, _ in selector.select():
+                if key.fileobj is listener:
+                    _fork_one(listener, children, owned)
+                else:
+                    with contextlib.suppress(BlockingIOError):
+                        while os.read(wake_read, 512):
+                            pass
+            _reap(children)
+    finally:
+        listener.close()
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+def _fork_one(
+    listener: socket.socket,
+    children: dict[int, socket.socket],
+    owned: tuple[socket.socket, selectors.BaseSelector, int, int],
+) -> None:
+    try:
+        conn, _ = listener.accept()
+    except OSError:
+        return
+    fds: list[int] = []
+    try:
+        conn.settimeout(REQUEST_SECONDS)
+        data, ancillary, _flags, _address = conn.recvmsg(_HEADER.size, socket.CMSG_LEN(len(_STDIO) * 4))
+        for level, kind, payload in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds.extend(array.array("i", payload[: len(payload) - len(payload) % 4]))
+        if len(data) != _HEADER.size or len(fds) != len(_STDIO):
+            raise ValueError("a request without its header or its three descriptors")
+        (size,) = _HEADER.unpack(data)
+        body = b""
+        while len(body) < size:
+            chunk = conn.recv(size - len(body))
+            if not chunk:
+                raise ValueError("the request ended early")
+            body += chunk
+        request = json.loads(body)
+    except (OSError, ValueError):
+        # A launcher that gives up or sends nonsense serves in its own process.
+        for fd in fds:
+            os.close(fd)
+        conn.close()
+        return
+    pid = os.fork()
+    if pid == 0:
+        _child(conn, fds, request, [*children.values()], owned)
+    for fd in fds:
+        os.close(fd)
+    children[pid] = conn
+
+
+def _reap(children: dict[int, socket.socket]) -> None:
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        conn = children.pop(pid, None)
+        if conn is None:
+            continue
+        ended = (
+            f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit {os.waitstatus_to_exitcode(status)}"
+        )
+        with contextlib.suppress(OSError):
+            conn.sendall(ended.encode() + b"\n")
+        conn.close()
+
+
+def _child(
+    conn: socket.socket,
+    fds: list[int],
+    request: dict[str, object],
+    others: list[socket.socket],
+    owned: tuple[socket.socket, selectors.BaseSelector, int, int],
+) -> NoReturn:
+    code = 1
+    try:
+        signal.set_wakeup_fd(-1)
+        for signum in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, signal.SIG_DFL)
+        listener, selector, wake_read, wake_write = owned
+        selector.close()
+        listener.close()
+        os.close(wake_read)
+        os.close(wake_write)
+        # Another launcher's socket held here would hide that fork server's end from it.
+        for other in others:
+            other.close()
+        for target, fd in zip(_STDIO, fds, strict=True):
+            os.dup2(fd, target)
+        for fd in fds:
+            if fd not in _STDIO:
+                os.close(fd)
+        argv = [str(a) for a in request["argv"]]  # type: ignore[attr-defined]
+        os.environ.clear()
+        os.environ.update({str(k): str(v) for k, v in request["env"].items()})  # type: ignore[attr-defined]
+        os.chdir(str(request["cwd"]))
+        sys.argv = argv
+        conn.settimeout(None)
+        conn.sendall(f"pid {os.getpid()}\n".encode())
+        threading.Thread(target=_die_with_launcher, args=(conn,), name="launcher-watch", daemon=True).start()
+        from mock_servers._cli import main
+
+        code = main(argv[1:])
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+
+
+def _die_with_launcher(conn: socket.socket) -> None:
+    """Kill this server once its launcher is gone: the host killed the process it started."""
+    with contextlib.suppress(OSError):
+        while conn.recv(64):
+            pass
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1])
