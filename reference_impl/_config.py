@@ -16,6 +16,8 @@ from ._budgets import DEFAULT_MAX_ACTIVE_TOOLS, MAX_ACTIVE_TOOLS_LIMIT
 from ._errors import ConfigurationError
 
 __all__ = [
+    "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_LIST_TIMEOUT",
     "HttpTarget",
     "MemoryTarget",
     "Mode",
@@ -26,6 +28,11 @@ __all__ = [
     "ToolPolicy",
     "validate_servers",
 ]
+
+#: Seconds a server may take to start (or be reached) and complete the MCP handshake.
+DEFAULT_CONNECT_TIMEOUT = 20.0
+# ERR-5.2: how long a server may take to list its tools (ID-5).
+DEFAULT_LIST_TIMEOUT = 30.0
 
 Mode = Literal["auto", "allowlist", "all"]
 SideEffects = Literal["allow", "readOnly"]

@@ -32,7 +32,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from ._bounds import MAX_DEPTH, deeper_than, unencodable
-from ._config import HttpTarget, MemoryTarget, ServerConfig, StdioTarget
+from ._config import DEFAULT_CONNECT_TIMEOUT, HttpTarget, MemoryTarget, ServerConfig, StdioTarget
 from ._errors import ServerConnectionError
 from ._stdio import stdio_transport
 from ._wire import ToolResult
@@ -41,8 +41,6 @@ __all__ = ["DEFAULT_CONNECT_TIMEOUT", "Connection", "ListingListener"]
 
 # CAT-2.4 (MAY): the bound of pages this implementation follows (ID-8), past the 1,000 of CAT-2.1.
 MAX_PAGES = 10_000
-#: Seconds a server may take to start (or be reached) and complete the MCP handshake.
-DEFAULT_CONNECT_TIMEOUT = 20.0
 _log = logging.getLogger("reference_impl")
 
 

@@ -15,17 +15,16 @@ every line of garbage on its stdout. This transport differs in four ways:
 - a message that cannot be written as UTF-8 JSON (a lone surrogate in a tool's
   arguments) fails its own request with an error, and the connection stays up.
 
-Every live group is in :data:`GROUPS`, so that a host ending in a hurry (a signal) can end
+Every live group is in :data:`reference_impl._groups.GROUPS`, so that a host ending in a hurry (a signal) can end
 them all at once, and a watchdog can be told which groups to end should the host die.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, Final
 
@@ -36,7 +35,9 @@ from mcp import StdioServerParameters
 from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
 
-__all__ = ["GROUPS", "MAX_GARBAGE", "MAX_LINE", "STDERR_FORWARD", "ProcessGroups", "stdio_transport"]
+from ._groups import GROUPS, kill_group
+
+__all__ = ["MAX_GARBAGE", "MAX_LINE", "STDERR_FORWARD", "stdio_transport"]
 
 #: Bytes of one line a server writes on stdout (a page of a large catalog fits many times).
 MAX_LINE: Final = 64 * 1024 * 1024
@@ -46,66 +47,12 @@ MAX_GARBAGE: Final = 100
 STDERR_FORWARD: Final = 64 * 1024
 #: Seconds a server gets to exit once its stdin is closed, then again after SIGTERM.
 EXIT_GRACE: Final = 2.0
-#: The same when the host is ending in a hurry (:attr:`ProcessGroups.hurry`).
+#: The same when the host is ending in a hurry (``GROUPS.hurry``).
 HURRY_GRACE: Final = 0.25
 #: Seconds the writer gets to flush what it accepted before stdin is closed.
 _FLUSH: Final = 0.5
 _POLL: Final = 0.01
 _CHUNK: Final = 65536
-
-
-class ProcessGroups:
-    """The process groups of the stdio servers alive in this process, and who wants to know."""
-
-    def __init__(self) -> None:
-        self._live: set[int] = set()
-        #: Set while the host ends in a hurry (a signal): servers get a short grace.
-        self.hurry = False
-        self._listeners: list[Callable[[str, int], None]] = []
-
-    def __iter__(self) -> Any:
-        return iter(sorted(self._live))
-
-    def __len__(self) -> int:
-        return len(self._live)
-
-    def listen(self, listener: Callable[[str, int], None]) -> None:
-        """Call ``listener("+", pgid)`` when a group starts and ``("-", pgid)`` once it has ended."""
-        self._listeners.append(listener)
-        for pgid in self:
-            listener("+", pgid)
-
-    def unlisten(self, listener: Callable[[str, int], None]) -> None:
-        with contextlib.suppress(ValueError):
-            self._listeners.remove(listener)
-
-    def add(self, pgid: int) -> None:
-        self._live.add(pgid)
-        self._tell("+", pgid)
-
-    def discard(self, pgid: int) -> None:
-        if pgid in self._live:
-            self._live.discard(pgid)
-            self._tell("-", pgid)
-
-    def kill_all(self) -> None:
-        """SIGKILL every live group now."""
-        for pgid in self:
-            _killpg(pgid, signal.SIGKILL)
-
-    def _tell(self, change: str, pgid: int) -> None:
-        for listener in self._listeners:
-            with contextlib.suppress(Exception):  # a listener that fails must not cost a server
-                listener(change, pgid)
-
-
-#: The groups of this process's stdio servers.
-GROUPS: Final = ProcessGroups()
-
-
-def _killpg(pgid: int, signum: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signum)
 
 
 def _note(text: str) -> None:
@@ -299,11 +246,11 @@ async def _end_group(process: anyio.abc.Process, pgid: int) -> None:
     grace = HURRY_GRACE if GROUPS.hurry else EXIT_GRACE
     for signum in (None, signal.SIGTERM, signal.SIGKILL):
         if signum is not None:
-            _killpg(pgid, signum)
+            kill_group(pgid, signum)
         if await _exited(process, grace if signum != signal.SIGKILL else EXIT_GRACE):
             break
     # The server has gone; what it started in its group has not, unless it saw to it.
-    _killpg(pgid, signal.SIGKILL)
+    kill_group(pgid, signal.SIGKILL)
     GROUPS.discard(pgid)
     for stream in (process.stdout, process.stderr):
         if stream is not None:

@@ -24,8 +24,8 @@ from . import _trace
 from ._bounds import shown
 from ._budgets import FAIRNESS_CAP, Budgets
 from ._catalog import Catalog, CatalogEntry
-from ._config import ServerConfig, validate_servers
-from ._connections import DEFAULT_CONNECT_TIMEOUT, Connection, error_result
+from ._config import DEFAULT_CONNECT_TIMEOUT, DEFAULT_LIST_TIMEOUT, ServerConfig, validate_servers
+from ._connections import Connection, error_result
 from ._discovery import DISCOVERY_TOOL, InvalidDiscoveryArguments, discovery_definition, parse_arguments
 from ._errors import ConfigurationError, ServerConnectionError, ToolsetError
 from ._eviction import EVICTION_POLICIES, Recency
@@ -38,9 +38,6 @@ from ._wire import Definition, Notice, NoticeKind, ToolResult
 __all__ = ["AdaptiveToolset", "open_toolset"]
 
 _log = logging.getLogger("reference_impl")
-
-# ERR-5.2: how long a server may take to list its tools (ID-5).
-DEFAULT_LIST_TIMEOUT = 30.0
 
 
 def _check_base_tools(base_tools: Sequence[Mapping[str, Any]]) -> list[Definition]:

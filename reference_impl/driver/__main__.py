@@ -30,12 +30,11 @@ from typing import IO, Any, Final
 
 from .._analysis import RankerUnavailableError
 from .._bounds import clip, deeper_than
-from .._connections import DEFAULT_CONNECT_TIMEOUT
+from .._config import DEFAULT_CONNECT_TIMEOUT, DEFAULT_LIST_TIMEOUT
 from .._errors import ToolsetError
 from .._eviction import EVICTION_POLICIES
+from .._groups import GROUPS
 from .._registry import RANKERS, make_ranker
-from .._stdio import GROUPS
-from .._toolset import DEFAULT_LIST_TIMEOUT
 from ._session import DEFAULT_CALL_TIMEOUT, DriverError, ReferenceDriver, check_params
 from ._watchdog import Watchdog
 

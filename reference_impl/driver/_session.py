@@ -8,18 +8,37 @@ import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from .._bounds import shown
-from .._config import HttpTarget, ServerConfig, StdioTarget, Target, ToolPolicy, check_server_id
-from .._connections import DEFAULT_CONNECT_TIMEOUT
+from .._config import (
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_LIST_TIMEOUT,
+    HttpTarget,
+    ServerConfig,
+    StdioTarget,
+    Target,
+    ToolPolicy,
+    check_server_id,
+)
 from .._errors import ServerConnectionError
 from .._eviction import EVICTION_POLICIES
 from .._loop import assemble_request
 from .._ranking import LexicalRanker, Ranker
-from .._toolset import DEFAULT_LIST_TIMEOUT, AdaptiveToolset, open_toolset
 from .._wire import Definition, Notice, ToolResult
 from ._schemas import params_problem, preload
+
+if TYPE_CHECKING:
+    from .._toolset import AdaptiveToolset, open_toolset
+else:
+
+    def open_toolset(*args, **kwargs):
+        # The toolset, and with it the MCP SDK (a second of imports), loads with the first
+        # run: a driver asked only about the protocol itself starts in a tenth of the time.
+        from .._toolset import open_toolset as load
+
+        return load(*args, **kwargs)
+
 
 __all__ = ["DEFAULT_CALL_TIMEOUT", "MAX_RUNS", "DriverError", "InitializeResult", "ReferenceDriver", "check_params"]
 

@@ -38,7 +38,7 @@ GRACE = 1.0
 class Watchdog:
     """The driver's side: starts the watchdog on the first group it is told of, and tells it the rest.
 
-    Use it as a listener of :data:`reference_impl._stdio.GROUPS`; :meth:`close` ends it.
+    Use it as a listener of :data:`reference_impl._groups.GROUPS`; :meth:`close` ends it.
     """
 
     def __init__(self) -> None:

@@ -13,7 +13,8 @@ import pytest
 
 from mock_servers._processes import pid_alive, wait_for_pids
 from reference_impl import HttpTarget, ServerConfig, ServerConnectionError, StdioTarget, open_toolset
-from reference_impl._stdio import GROUPS, STDERR_FORWARD
+from reference_impl._groups import GROUPS
+from reference_impl._stdio import STDERR_FORWARD
 
 from .servers import raw_server, tool
 

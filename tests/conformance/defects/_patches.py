@@ -155,9 +155,9 @@ def leaks_on_error() -> None:
         user_message: str = "",
         system_prompt: str = "",
         ranker: Any = None,
-        list_timeout: float = _toolset.DEFAULT_LIST_TIMEOUT,
+        list_timeout: float = _config.DEFAULT_LIST_TIMEOUT,
         call_timeout: float | None = None,
-        connect_timeout: float = _connections.DEFAULT_CONNECT_TIMEOUT,
+        connect_timeout: float = _config.DEFAULT_CONNECT_TIMEOUT,
         eviction: str | None = None,
         refresh: bool = False,
     ) -> AsyncIterator[AdaptiveToolset]:

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from reference_impl import ToolResult, _toolset
-from reference_impl._connections import DEFAULT_CONNECT_TIMEOUT
+from reference_impl._config import DEFAULT_CONNECT_TIMEOUT
 from reference_impl._toolset import AdaptiveToolset
 from reference_impl.driver import __main__ as stdio
 from reference_impl.driver import _session

@@ -379,6 +379,29 @@ def test_the_child_driver_answers_initialize(child: _Child) -> None:
 
 
 @pytest.mark.e2e
+def test_a_driver_asked_only_about_the_protocol_never_loads_the_mcp_sdk() -> None:
+    """A certification starts a dozen drivers for the protocol's own checks; the SDK costs
+    each a second to import, and loads with the first run instead."""
+    asked = "\n".join([_request("initialize", {"protocolVersion": "1"}), _request("run.close", {"runId": "nope"}, 2)])
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "reference_impl.driver"],
+        input=asked + "\n" + _request("shutdown", None, 3) + "\n",
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=60,
+    )
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    loaded = {line.rpartition("|")[2].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+
+    assert [answer["id"] for answer in answers] == [1, 2, 3]
+    assert answers[1]["error"]["data"]["kind"] == "unknown_run"
+    assert "reference_impl.driver._session" in loaded
+    assert not {module for module in loaded if module.partition(".")[0] in ("mcp", "mcp_types")}
+
+
+@pytest.mark.e2e
 def test_the_child_driver_answers_garbage_with_a_parse_error_and_keeps_going(child: _Child) -> None:
     assert child.send_line("this is not json")["error"]["code"] == -32700
     assert child.send_line("[]")["error"]["code"] == -32600
