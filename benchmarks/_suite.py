@@ -163,10 +163,12 @@ def run_suite_cost(baseline: Path | None = None) -> list[Table]:
         "CPU: user and system time of every process of the run. Through its driver, the run is bound by "
         "CPU rather than by waiting (CPU near twice the wall time on two cores): what costs is work per "
         "example (each `run.open` connects the driver to a few HTTP servers of the fleet host with the MCP "
-        "SDK's client, and lists their pages), the two workers' checks, and the stdio servers that the "
-        "checks of process lifetime start (each imports the MCP SDK). Protocol checks that pass hand their "
-        "driver process on, and every reply and request is checked against the protocol schemas by a "
-        "compiled validator first.",
+        "SDK's client, and lists their pages) and the two workers' checks. The stdio servers that the "
+        "checks of process lifetime start are forked by a fork server that has imported the MCP SDK once "
+        "(`mock_servers.ForkServer`), and the reference driver loads the SDK with its first run, so the "
+        "protocol checks that start a driver of their own pay no import. Protocol checks that pass hand "
+        "their driver process on, and every reply and request is checked against the protocol schemas by "
+        "a compiled validator first.",
         "A hanging driver costs three consecutive request time-outs (30 s each, `--sut-timeout`) before it "
         "is declared broken.",
     ]

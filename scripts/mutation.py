@@ -411,16 +411,19 @@ def _digest(paths: Sequence[Path]) -> str:
     return h.hexdigest()[:12]
 
 
-#: Modules of ``conformance`` that only ``mcp-conformance certify`` runs, around pytest: the
+#: Files of ``conformance`` that only ``mcp-conformance certify`` reads, around pytest: the
 #: suite's pytest never imports them, so a change to them cannot change what a mutant's run
 #: decides, and leaves the verdicts standing. (tests/scripts/test_mutation.py checks that
-#: the plugin and the suite import none of them.)
+#: the plugin and the suite import none of them.) The manifest is among them: it follows the
+#: reference's lines (`implemented_by`), so any edit of the reference would otherwise make
+#: every verdict stale.
 CERTIFY_ONLY = (
     "_baseline.py",
     "_certificate.py",
     "_cli.py",
     "_junit.py",
     "_manifest.py",
+    "manifest.json",
     "_progress.py",
     "_reaper.py",
     "_render.py",
