@@ -90,6 +90,11 @@ def _parser() -> argparse.ArgumentParser:
 
     host = sub.add_parser("host", help="a long-lived fleet host driven over HTTP (used by FleetHost)")
     host.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free port)")
+    host.add_argument("--forkserver", metavar="PATH", help="also fork a fork server for stdio servers, on this socket")
+    forkserver = sub.add_parser(
+        "forkserver", help="a fork server for stdio servers on a Unix socket (used by ForkServer)"
+    )
+    forkserver.add_argument("path", metavar="PATH", help="the socket to listen on")
     _session_idle_option(host)
     from mock_servers._capture import add_parser as add_capture_parser
 
@@ -141,10 +146,25 @@ def _main(argv: Sequence[str] | None) -> int:
             return 0
         if args.command == "config":
             return _config(args)
+        if args.command == "forkserver":
+            from mock_servers._forkserver import serve
+
+            serve(args.path, main)
+            return 0
         from mock_servers._http import host_main
 
         _check_idle(args.session_idle)
-        anyio.run(host_main, args.port, args.session_idle)
+        if args.forkserver is None:
+            anyio.run(host_main, args.port, args.session_idle)
+            return 0
+        from mock_servers._forkserver import end_beside, fork_beside
+
+        # Forked before the event loop runs, with the SDK already imported for the host.
+        forkserver = fork_beside(args.forkserver, main)
+        try:
+            anyio.run(host_main, args.port, args.session_idle, forkserver[0])
+        finally:
+            end_beside(*forkserver)
         return 0
     except SpecError as exc:
         for line in str(exc).splitlines():

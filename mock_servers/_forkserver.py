@@ -36,11 +36,12 @@ import tempfile
 import threading
 import traceback
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any, Final, NoReturn, TypeAlias
 
-__all__ = ["FORKSERVER_ENV", "ForkServer", "launch"]
+__all__ = ["FORKSERVER_ENV", "ForkServer", "end_beside", "fork_beside", "launch", "preload", "serve"]
 
 #: The environment variable that points a launcher at a fork server's socket.
 FORKSERVER_ENV: Final = "MOCK_SERVERS_FORKSERVER"
@@ -51,6 +52,8 @@ REQUEST_SECONDS: Final = 5.0
 _HEADER: Final = struct.Struct("!I")
 _STDIO: Final = (0, 1, 2)
 _Handler: TypeAlias = Callable[[int, FrameType | None], Any] | int | None
+#: What a forked server runs: ``mcp-fleet``'s main, given the launcher's arguments.
+Main: TypeAlias = Callable[[Sequence[str]], int]
 
 
 class ForkServer:
@@ -92,7 +95,7 @@ class ForkServer:
 
         measured = {k: v for k, v in os.environ.items() if k.startswith("COVERAGE_PROCESS_")}
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "mock_servers._forkserver", self.path],
+            [sys.executable, "-m", "mock_servers", "forkserver", self.path],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             env={**os.environ, "PYTHONPATH": PACKAGE_ROOT, **measured},
@@ -209,11 +212,73 @@ def _end_as(status: Sequence[bytes]) -> NoReturn:
 # -- the fork server ------------------------------------------------------------------------------
 
 
-def serve(path: str) -> None:
-    """Listen on ``path`` and fork a server for each launcher, until SIGTERM or SIGINT."""
-    # What every server needs, imported once: the forked children start with it.
-    for module in ("faker", "mcp.server.lowlevel", "mock_servers._cli", "mock_servers._stdio"):
+def serve(path: str, main: Main) -> None:
+    """Listen on ``path`` and fork a server for each launcher, until SIGTERM or SIGINT.
+
+    A forked server runs ``main`` (``mcp-fleet``'s) with the launcher's arguments.
+    """
+    preload()
+    listener = _listen(path)
+    # Told on stdout, which a `ForkServer` waiting for it reads (servers replace this fd).
+    os.write(1, b"listening\n")
+    _serve(listener, path, None, main)
+
+
+def preload() -> None:
+    """Import what every server needs, so that the servers forked from here start with it."""
+    for module in ("faker", "mcp.server.lowlevel", "mock_servers._stdio"):
         importlib.import_module(module)
+
+
+def fork_beside(path: str, main: Main) -> tuple[int, int]:
+    """Fork a fork server listening on ``path`` off this process, which must not run threads
+    or an event loop yet; return its pid and a descriptor to keep open while it should serve.
+
+    It ends on SIGTERM, or once that descriptor is closed in this process (which dying
+    does). It leads a session of its own, so that ending this process's group leaves the
+    servers it forked to the hosts that started them.
+    """
+    preload()
+    listener = _listen(path)
+    watch, keep = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(keep)
+            os.setsid()
+            null = os.open(os.devnull, os.O_RDWR)
+            os.dup2(null, 0)
+            os.dup2(null, 1)
+            os.close(null)
+            _serve(listener, path, watch, main)
+            code = 0
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+    os.close(watch)
+    listener.close()
+    return pid, keep
+
+
+def end_beside(pid: int, keep: int) -> None:
+    """End a fork server `fork_beside` started, and reap it."""
+    os.close(keep)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+
+
+def _listen(path: str) -> socket.socket:
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(64)
+    return listener
+
+
+def _serve(listener: socket.socket, path: str, watch: int | None, main: Main) -> None:
     stop = threading.Event()
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_read, False)
@@ -226,21 +291,20 @@ def serve(path: str) -> None:
 
     for signum in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, on_signal)
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
-    listener.listen(64)
-    # Told on stdout, which a `ForkServer` waiting for it reads (servers replace this fd).
-    os.write(1, b"listening\n")
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ)
     selector.register(wake_read, selectors.EVENT_READ)
+    if watch is not None:
+        selector.register(watch, selectors.EVENT_READ)
     children: dict[int, socket.socket] = {}
-    owned = (listener, selector, wake_read, wake_write)
+    owned = _Owned(listener, selector, (wake_read, wake_write, *(() if watch is None else (watch,))))
     try:
         while not stop.is_set():
             for key, _ in selector.select():
                 if key.fileobj is listener:
-                    _fork_one(listener, children, owned)
+                    _fork_one(listener, children, owned, main)
+                elif key.fileobj == watch:
+                    stop.set()  # only the end of file comes: the process that keeps it open ended
                 else:
                     with contextlib.suppress(BlockingIOError):
                         while os.read(wake_read, 512):
@@ -252,10 +316,20 @@ def serve(path: str) -> None:
             os.unlink(path)
 
 
+@dataclass(frozen=True, slots=True)
+class _Owned:
+    """What the fork server holds that a forked server must let go of."""
+
+    listener: socket.socket
+    selector: selectors.BaseSelector
+    fds: tuple[int, ...]
+
+
 def _fork_one(
     listener: socket.socket,
     children: dict[int, socket.socket],
-    owned: tuple[socket.socket, selectors.BaseSelector, int, int],
+    owned: _Owned,
+    main: Main,
 ) -> None:
     try:
         conn, _ = listener.accept()
@@ -286,7 +360,7 @@ def _fork_one(
         return
     pid = os.fork()
     if pid == 0:
-        _child(conn, fds, request, [*children.values()], owned)
+        _child(conn, fds, request, [*children.values()], owned, main)
     for fd in fds:
         os.close(fd)
     children[pid] = conn
@@ -316,18 +390,18 @@ def _child(
     fds: list[int],
     request: dict[str, object],
     others: list[socket.socket],
-    owned: tuple[socket.socket, selectors.BaseSelector, int, int],
+    owned: _Owned,
+    main: Main,
 ) -> NoReturn:
     code = 1
     try:
         signal.set_wakeup_fd(-1)
         for signum in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, signal.SIG_DFL)
-        listener, selector, wake_read, wake_write = owned
-        selector.close()
-        listener.close()
-        os.close(wake_read)
-        os.close(wake_write)
+        owned.selector.close()
+        owned.listener.close()
+        for fd in owned.fds:
+            os.close(fd)
         # Another launcher's socket held here would hide that fork server's end from it.
         for other in others:
             other.close()
@@ -344,8 +418,6 @@ def _child(
         conn.settimeout(None)
         conn.sendall(f"pid {os.getpid()}\n".encode())
         threading.Thread(target=_die_with_launcher, args=(conn,), name="launcher-watch", daemon=True).start()
-        from mock_servers._cli import main
-
         code = main(argv[1:])
     except BaseException:
         traceback.print_exc()
@@ -362,7 +434,3 @@ def _die_with_launcher(conn: socket.socket) -> None:
         while conn.recv(64):
             pass
     os.kill(os.getpid(), signal.SIGKILL)
-
-
-if __name__ == "__main__":
-    serve(sys.argv[1])

@@ -3,7 +3,9 @@
 A test session starts one host process and serves many generated fleets from it: each
 ``add_fleet`` sends a spec to the host (``POST /_fleet/fleets``) and gets the URL of every
 server back. The process leads its own process group and watches its stdin, so it is
-ended with everything it started, and never outlives this process.
+ended with everything it started, and never outlives this process. Asked to, it also forks a
+fork server for stdio servers off itself (``FleetHost.spawn(forkserver=True)``), which ends
+with it.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -18,13 +22,14 @@ import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mock_servers._control import SESSION_IDLE_SECONDS, ChangeApplied, FleetUrls
 from mock_servers._errors import HostError
 from mock_servers._launch import PACKAGE_ROOT
-from mock_servers._processes import ProcessGroup
+from mock_servers._processes import ProcessGroup, pid_alive, wait_for_pids
 from mock_servers._spec import CatalogChange, FleetSpec, change_to_dict, spec_to_dict
 from mock_servers._spec_changes import as_change
 from mock_servers._spec_format import ChangeDocument
@@ -42,11 +47,14 @@ class FleetHost:
     ends (it watches its stdin), so it is never left behind.
     """
 
-    def __init__(self, group: ProcessGroup, url: str, token: str, log_path: Path) -> None:
+    def __init__(
+        self, group: ProcessGroup, url: str, token: str, log_path: Path, forkserver: _Forks | None = None
+    ) -> None:
         self.group = group
         self.url = url
         self.token = token
         self.log_path = log_path
+        self._forks = forkserver
         self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
     @property
@@ -54,17 +62,28 @@ class FleetHost:
         """The host process."""
         return self.group.popen
 
+    @property
+    def forkserver(self) -> str | None:
+        """The socket of the fork server the host forked (``spawn(forkserver=True)``), for
+        ``stdio_command(..., forkserver=...)``; None without one."""
+        return None if self._forks is None else self._forks.path
+
     @classmethod
     @contextlib.contextmanager
     def start(
-        cls, *, timeout: float = 60.0, port: int = 0, session_idle_seconds: float = SESSION_IDLE_SECONDS
+        cls,
+        *,
+        timeout: float = 60.0,
+        port: int = 0,
+        session_idle_seconds: float = SESSION_IDLE_SECONDS,
+        forkserver: bool = False,
     ) -> Iterator[FleetHost]:
         """Spawn ``python -m mock_servers host`` and wait for its address.
 
         Raises:
             HostError: the process did not report an address within ``timeout`` seconds.
         """
-        host = cls.spawn(timeout=timeout, port=port, session_idle_seconds=session_idle_seconds)
+        host = cls.spawn(timeout=timeout, port=port, session_idle_seconds=session_idle_seconds, forkserver=forkserver)
         try:
             yield host
         finally:
@@ -72,24 +91,44 @@ class FleetHost:
 
     @classmethod
     def spawn(
-        cls, *, timeout: float = 60.0, port: int = 0, session_idle_seconds: float = SESSION_IDLE_SECONDS
+        cls,
+        *,
+        timeout: float = 60.0,
+        port: int = 0,
+        session_idle_seconds: float = SESSION_IDLE_SECONDS,
+        forkserver: bool = False,
     ) -> FleetHost:
-        """Like `start`, for callers that manage the lifetime themselves (call `close`)."""
-        return cls.launch(port=port, session_idle_seconds=session_idle_seconds).connect(timeout)
+        """Like `start`, for callers that manage the lifetime themselves (call `close`).
+
+        With ``forkserver``, the host also forks a fork server for stdio servers off itself
+        (`FleetHost.forkserver`): it has imported the MCP SDK already, so the fork server
+        costs next to nothing where a `ForkServer` of its own costs a second and more.
+        """
+        return cls.launch(port=port, session_idle_seconds=session_idle_seconds, forkserver=forkserver).connect(timeout)
 
     @classmethod
-    def launch(cls, *, port: int = 0, session_idle_seconds: float = SESSION_IDLE_SECONDS) -> _Launched:
+    def launch(
+        cls, *, port: int = 0, session_idle_seconds: float = SESSION_IDLE_SECONDS, forkserver: bool = False
+    ) -> _Launched:
         """Start the process without waiting for it: several hosts then start side by side."""
         log = tempfile.NamedTemporaryFile(prefix="mcp-fleet-host-", suffix=".log", delete=False)  # noqa: SIM115
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
         argv = [sys.executable, "-m", "mock_servers", "host", "--port", str(port)]
         argv += ["--session-idle", repr(float(session_idle_seconds))]
+        # Short and private: a Unix socket's path has about 100 bytes, and whoever can
+        # connect to it can start servers as this user.
+        folder = Path(tempfile.mkdtemp(prefix="mcp-fork-")) if forkserver else None
+        if folder is not None:
+            argv += ["--forkserver", str(folder / "fork.sock")]
         try:
             group = ProcessGroup.start(argv, env=env, stderr=log)
+        except BaseException:
+            _remove(folder)
+            raise
         finally:
             log.close()
-        return _Launched(group, Path(log.name))
+        return _Launched(group, Path(log.name), folder)
 
     def add_fleet(
         self,
@@ -146,6 +185,8 @@ class FleetHost:
     def close(self, timeout: float = 10.0) -> None:
         """Stop the host process: close its stdin (it removes its fleets and exits), then signal its group."""
         _stop(self.group, self.log_path, timeout)
+        if self._forks is not None:
+            self._forks.close(timeout)
 
     def _request(self, method: str, path: str, body: Any, *, timeout: float = 120) -> Any:
         data = json.dumps(body).encode() if body is not None else None
@@ -167,9 +208,10 @@ class FleetHost:
 class _Launched:
     """A host process that was started and has not yet reported its address."""
 
-    def __init__(self, group: ProcessGroup, log_path: Path) -> None:
+    def __init__(self, group: ProcessGroup, log_path: Path, forkserver: Path | None = None) -> None:
         self.group = group
         self.log_path = log_path
+        self.forkserver = forkserver
 
     def connect(self, timeout: float = 60.0) -> FleetHost:
         """Wait for the host's address line.
@@ -180,7 +222,8 @@ class _Launched:
         line = _read_line(self.group.popen, timeout)
         try:
             info = json.loads(line)
-            host = FleetHost(self.group, info["url"], info["token"], self.log_path)
+            forks = None if self.forkserver is None else _Forks(self.forkserver, info["forkserver"])
+            host = FleetHost(self.group, info["url"], info["token"], self.log_path, forks)
         except (ValueError, KeyError, TypeError):
             text = self.log_path.read_text(errors="replace")[-2000:]
             self.close(0.5)
@@ -194,6 +237,32 @@ class _Launched:
     def close(self, timeout: float = 10.0) -> None:
         """Stop the process, whether or not it reported its address."""
         _stop(self.group, self.log_path, timeout)
+        _remove(self.forkserver)
+
+
+@dataclass(frozen=True, slots=True)
+class _Forks:
+    """The fork server a host forked: the folder of its socket and its pid."""
+
+    folder: Path
+    pid: int
+
+    @property
+    def path(self) -> str:
+        return str(self.folder / "fork.sock")
+
+    def close(self, timeout: float) -> None:
+        # It ends with the host; seen to have ended, so that nothing of the host outlives close.
+        wait_for_pids([self.pid], timeout)
+        if pid_alive(self.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+        _remove(self.folder)
+
+
+def _remove(folder: Path | None) -> None:
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _stop(group: ProcessGroup, log_path: Path, timeout: float) -> None:

@@ -135,12 +135,16 @@ async def serve_http(
 # The host process
 
 
-async def host_main(port: int = 0, session_idle_seconds: float = SESSION_IDLE_SECONDS) -> None:
-    """``mcp-fleet host``: print one JSON line (url, port, token, pid), serve until stdin closes or a signal."""
+async def host_main(
+    port: int = 0, session_idle_seconds: float = SESSION_IDLE_SECONDS, forkserver_pid: int | None = None
+) -> None:
+    """``mcp-fleet host``: print one JSON line (url, port, token, pid and the fork server's
+    pid, if any), serve until stdin closes or a signal."""
     token = secrets.token_hex(16)
     async with run_host(port, token=token, session_idle_seconds=session_idle_seconds) as app:
         bound = int(app.base_url.rsplit(":", 1)[1])
-        sys.stdout.write(json.dumps({"url": app.base_url, "port": bound, "token": token, "pid": os.getpid()}) + "\n")
+        info = {"url": app.base_url, "port": bound, "token": token, "pid": os.getpid(), "forkserver": forkserver_pid}
+        sys.stdout.write(json.dumps(info) + "\n")
         sys.stdout.flush()
         stop = anyio.Event()
         async with anyio.create_task_group() as tg:

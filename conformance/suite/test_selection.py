@@ -436,7 +436,7 @@ def _ties_by_name(sut: Sut, diagnosis: Diagnosis) -> None:
 
 # Any message: every character but the surrogates, which is what `st.text()` draws from, named
 # so that Hypothesis need not work out which characters UTF-8 encodes (3 s in each process).
-_MESSAGES = st.text(st.characters(exclude_categories=("Cs",)), max_size=30)
+_MESSAGES = st.text(st.characters(exclude_categories=["Cs"]), max_size=30)
 
 
 @clause("SEL-4.1", "SEL-4.2", "SEL-4.3", "SEL-4.5")

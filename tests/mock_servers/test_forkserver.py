@@ -13,6 +13,7 @@ from mcp import Client
 
 from mock_servers import (
     Faults,
+    FleetHost,
     FleetSpec,
     ForkServer,
     ServerSpec,
@@ -175,3 +176,29 @@ def test_servers_outlive_their_fork_server_and_end_with_their_launchers(tmp_path
     assert launcher.wait(30) == 1
     _close(launcher)
     assert wait_for_exits(ledger, 10).processes_alive() == []
+
+
+def test_a_host_asked_for_one_forks_a_fork_server_that_ends_with_it(tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.jsonl"
+    with FleetHost.start(forkserver=True) as host:
+        assert host.forkserver is not None
+        folder = Path(host.forkserver).parent
+        launcher = _launch(host.forkserver, ledger)
+        assert _ping(launcher)["id"] == 1
+        forked_by = _parent_of(_server_pid(ledger))
+        assert _parent_of(forked_by) == host.process.pid
+
+    assert not folder.exists()
+    assert not pid_alive(forked_by)
+    # The server it forked is its launcher's to end, not the host's.
+    assert _ping(launcher)["id"] == 1
+    assert launcher.stdin is not None
+    launcher.stdin.close()
+    launcher.wait(30)
+    _close(launcher)
+    assert wait_for_exits(ledger, 10).processes_alive() == []
+
+
+def test_a_host_not_asked_for_one_has_no_fork_server() -> None:
+    with FleetHost.start() as host:
+        assert host.forkserver is None
