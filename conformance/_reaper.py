@@ -13,10 +13,12 @@ reaps), and marks the run's environment with a variable of its own
 
 At the end, :meth:`Reaper.sweep` ends every process that is the run's: below this process
 (which, as the subreaper, a fork-and-exit chain cannot leave), in a group or session seen
-below it, or carrying the marker. It keeps sweeping until a pass finds nothing, so that a
-daemon that forks and exits faster than one pass is caught by the next: each of its
-orphans is a child of this process, found in a list the kernel keeps per process rather
-than by a walk of every process.
+below it, or carrying the marker. It keeps sweeping until a pass finds nothing and leaves
+this process no child at all, so that a daemon that forks and exits faster than one pass
+is caught by the next: each of its orphans is a child of this process, found in a list the
+kernel keeps per process rather than by a walk of every process, and killed without a look
+at its state first (by the time of that look it may have forked again). A child the sweep
+killed is reported from its wait status, however briefly it was seen.
 
 Elsewhere (no ``/proc``, no subreaper) only what stays in the run's process groups is
 ended, and :data:`UNTRACKED` says so on the certificate.
@@ -266,8 +268,10 @@ class Reaper:
                     self._groups.add(process.pgid)
                     self._sessions.add(process.sid)
 
-    def reap(self) -> None:
-        """Collect every child of this process that has ended, but the protected ones."""
+    def reap(self) -> dict[int, int]:
+        """Collect every child of this process that has ended, but the protected ones; their
+        wait statuses by pid."""
+        statuses: dict[int, int] = {}
         with self._lock:
             zombies = [
                 process
@@ -279,7 +283,10 @@ class Reaper:
             self._note(zombies)  # an orphan's group and session outlive it in the processes it left
             for process in zombies:
                 with contextlib.suppress(ChildProcessError):
-                    os.waitpid(process.pid, os.WNOHANG)
+                    pid, status = os.waitpid(process.pid, os.WNOHANG)
+                    if pid:
+                        statuses[pid] = status
+        return statuses
 
     # -- at the end ----------------------------------------------------------------------------
 
@@ -314,9 +321,14 @@ class Reaper:
         if self._thread is not None:
             self._thread.join(5)
         seen: dict[int, Leftover] = {}
+        #: The children killed below, with their commands read just before.
+        killed: dict[int, str] = {}
 
         def look() -> tuple[list[_Process], dict[int, _Process]]:
-            self.reap()
+            for pid, status in self.reap().items():
+                # Ended by the SIGKILL sent below: it was running, whatever it was read as.
+                if pid in killed and os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL:
+                    seen.setdefault(pid, Leftover(pid, killed[pid]))
             table = _table()
             found = self._runs(table)
             for process in found:
@@ -337,9 +349,17 @@ class Reaper:
             for pid in self._live_children():
                 # Too short-lived for a walk of /proc to see, maybe: the kill is what shows it.
                 seen.setdefault(pid, Leftover(pid, _command(pid)))
+            # Every child is killed, whatever state it was last read in: a hopping daemon read
+            # alive has forked and exited by the time it is read again. Its pid cannot name
+            # another process meanwhile: only this thread reaps, and it has not yet.
+            for pid in self._children_left():
+                killed.setdefault(pid, _command(pid))
                 _kill(pid, signal.SIGKILL)
             found, table = look()
-            if not found and not self._live_children():
+            # Done when no process of the run is found and no child at all is left, not merely
+            # no live one: a child read alive that has ended since may have forked on its way
+            # out, and its orphan, now a child of this process, was not in the list read.
+            if not found and not self._children_left():
                 break
             mine = {process.pid for process in found}
             for process in found:
@@ -351,9 +371,13 @@ class Reaper:
         self.reap()
         return list(seen.values())
 
+    def _children_left(self) -> set[int]:
+        """This process's children of the run, ended or not (zombies wait for `reap`)."""
+        return _children(self._me) - self._spare - self._protected
+
     def _live_children(self) -> set[int]:
         return {
             pid
-            for pid in _children(self._me) - self._spare - self._protected
+            for pid in self._children_left()
             if (process := _read(pid)) is not None and process.state not in ("Z", "X")
         }

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance import _reaper
 from conformance._reaper import MARKER, Reaper
 from tests.conformance.cli_runs import SMOKE, certificate, environment, fake
 
@@ -133,3 +134,74 @@ def test_a_process_that_left_the_tree_is_found_by_the_mark_and_ended(tmp_path: P
 
     assert [process.pid for process in left] == [daemon]
     assert _stat(str(daemon)) is None
+
+
+class _Kernel:
+    """Processes as the sweep sees them, for a daemon faster than its looks: every read of a
+    live incarnation finds that it has just forked its successor and exited (under load, the
+    time between listing a child and reading its state is long enough for that)."""
+
+    ME = 5_000_000  # past any pid_max: no /proc entry answers for these
+
+    def __init__(self) -> None:
+        self.state: dict[int, str] = {}
+        self.status: dict[int, int] = {}
+        self.next = self.ME + 1
+
+    def spawn(self) -> int:
+        pid, self.next = self.next, self.next + 1
+        self.state[pid] = "S"
+        return pid
+
+    def children(self, pid: int) -> set[int]:
+        return set(self.state) if pid == self.ME else set()
+
+    def read(self, pid: int) -> _reaper._Process | None:
+        if pid not in self.state:
+            return None
+        if self.state[pid] == "S":
+            self.state[pid], self.status[pid] = "Z", 0
+            self.spawn()
+        return _reaper._Process(pid, self.ME, self.state[pid], pid, pid, pid)
+
+    def kill(self, pid: int, signum: int) -> None:
+        if self.state.get(pid) == "S" and signum == signal.SIGKILL:
+            self.state[pid], self.status[pid] = "Z", signal.SIGKILL
+
+    def waitpid(self, pid: int, options: int) -> tuple[int, int]:
+        if self.state.get(pid) != "Z":
+            raise ChildProcessError(pid)
+        del self.state[pid]
+        return pid, self.status.pop(pid)
+
+    def table(self) -> dict[int, _reaper._Process]:
+        listed = sorted(self.state)  # what a walk of /proc lists, read one by one after
+        return {pid: process for pid in listed if (process := self.read(pid)) is not None}
+
+
+def test_a_daemon_that_forks_and_exits_between_two_looks_is_still_ended_and_reported(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A child listed alive and read as ended has forked on its way out: its orphan, not in
+    the list read, must still be looked for before the sweep may stop."""
+    kernel = _Kernel()
+    kernel.spawn()
+    reaper = Reaper()
+    reaper._me = kernel.ME
+    for name, stand_in in {
+        "_children": kernel.children,
+        "_read": kernel.read,
+        "_table": kernel.table,
+        "_kill": kernel.kill,
+        "_signal": lambda process, signum: kernel.kill(process.pid, signum) if kernel.read(process.pid) else None,
+        "_killpg": kernel.kill,
+        "_command": lambda pid: f"hopper {pid}",
+        "_marked": lambda pid, mark: False,
+    }.items():
+        monkeypatch.setattr(_reaper, name, stand_in)
+    monkeypatch.setattr(os, "waitpid", kernel.waitpid)
+
+    leftovers = reaper.sweep(grace=0, limit=2)
+
+    assert [pid for pid, state in kernel.state.items() if state != "Z"] == []
+    assert leftovers
