@@ -29,6 +29,7 @@ import selectors
 import shutil
 import signal
 import socket
+import stat
 import struct
 import subprocess
 import sys
@@ -96,7 +97,8 @@ class ForkServer:
         measured = {k: v for k, v in os.environ.items() if k.startswith("COVERAGE_PROCESS_")}
         self._process = subprocess.Popen(
             [sys.executable, "-m", "mock_servers", "forkserver", self.path],
-            stdin=subprocess.DEVNULL,
+            # Its stdin, never written: it ends when this process does, killed or not.
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env={**os.environ, "PYTHONPATH": PACKAGE_ROOT, **measured},
         )
@@ -121,8 +123,9 @@ class ForkServer:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
-            if process.stdout is not None:
-                process.stdout.close()
+            for stream in (process.stdin, process.stdout):
+                if stream is not None:
+                    stream.close()
         folder, self._folder = self._folder, None
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
@@ -213,7 +216,8 @@ def _end_as(status: Sequence[bytes]) -> NoReturn:
 
 
 def serve(path: str, main: Main) -> None:
-    """Listen on ``path`` and fork a server for each launcher, until SIGTERM or SIGINT.
+    """Listen on ``path`` and fork a server for each launcher, until SIGTERM or SIGINT, or
+    until its stdin closes when that is a pipe (the process that started it has ended).
 
     A forked server runs ``main`` (``mcp-fleet``'s) with the launcher's arguments.
     """
@@ -221,7 +225,11 @@ def serve(path: str, main: Main) -> None:
     listener = _listen(path)
     # Told on stdout, which a `ForkServer` waiting for it reads (servers replace this fd).
     os.write(1, b"listening\n")
-    _serve(listener, path, None, main)
+    try:
+        piped = stat.S_ISFIFO(os.fstat(0).st_mode)
+    except OSError:
+        piped = False
+    _serve(listener, path, os.dup(0) if piped else None, main)
 
 
 def preload() -> None:

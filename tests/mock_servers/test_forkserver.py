@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,7 +25,7 @@ from mock_servers import (
     stdio_params,
     wait_for_exits,
 )
-from mock_servers._processes import pid_alive
+from mock_servers._processes import pid_alive, wait_for_pids
 from tests.mock_servers.mock_fleet_helpers import list_all
 
 pytestmark = pytest.mark.e2e
@@ -202,3 +204,23 @@ def test_a_host_asked_for_one_forks_a_fork_server_that_ends_with_it(tmp_path: Pa
 def test_a_host_not_asked_for_one_has_no_fork_server() -> None:
     with FleetHost.start() as host:
         assert host.forkserver is None
+
+
+def test_a_fork_server_ends_when_the_process_that_started_it_is_killed(tmp_path: Path) -> None:
+    code = "import sys; from mock_servers import ForkServer; f = ForkServer().start(wait=30); print(f.pid, flush=True); sys.stdin.read()"
+    starter = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+    assert starter.stdout is not None
+    forkserver = int(starter.stdout.readline())
+    assert pid_alive(forkserver)
+
+    starter.kill()
+    starter.wait(30)
+    _close(starter)
+
+    wait_for_pids([forkserver], 10)
+    assert not pid_alive(forkserver)
