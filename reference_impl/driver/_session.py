@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
@@ -38,6 +39,35 @@ else:
         from .._toolset import open_toolset as load
 
         return load(*args, **kwargs)
+
+
+async def _toolset_loaded() -> None:
+    """Load the toolset off the event loop, which meanwhile answers other requests and a
+    signal (PRO-7.2). In a daemon thread: an exit does not wait for an import under way."""
+    loop = asyncio.get_running_loop()
+    loaded: asyncio.Future[None] = loop.create_future()
+
+    def load() -> None:
+        try:
+            from .. import _toolset  # noqa: F401
+        except BaseException as error:
+            with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits any more
+                loop.call_soon_threadsafe(_settle, loaded, error)
+        else:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(_settle, loaded, None)
+
+    threading.Thread(target=load, name="toolset-import", daemon=True).start()
+    await loaded
+
+
+def _settle(future: asyncio.Future[None], error: BaseException | None) -> None:
+    if future.done():  # cancelled: the run was closed while its toolset loaded
+        return
+    if error is None:
+        future.set_result(None)
+    else:
+        future.set_exception(error)
 
 
 __all__ = ["DEFAULT_CALL_TIMEOUT", "MAX_RUNS", "DriverError", "InitializeResult", "ReferenceDriver", "check_params"]
@@ -229,6 +259,7 @@ class ReferenceDriver:
 
         async def supervise() -> None:
             try:
+                await _toolset_loaded()
                 async with open_toolset(
                     servers,
                     base_tools=base,

@@ -188,6 +188,43 @@ def test_sigterm_ends_the_driver_promptly_while_run_open_waits_for_a_silent_serv
     assert driver.exit_code(2) is not None, "the driver still runs 2 s after SIGTERM"
 
 
+# Imported at start-up from the PYTHONPATH: the toolset takes 30 s to load, as it may take
+# seconds on a loaded machine, and a file says when its import began.
+_SLOW_TOOLSET = """
+import importlib.abc, os, sys, time
+
+class _Slow(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "reference_impl._toolset":
+            open(os.environ["TOOLSET_IMPORT_BEGAN"], "w").close()
+            time.sleep(30)
+        return None
+
+sys.meta_path.insert(0, _Slow())
+"""
+
+
+@pytest.mark.e2e
+def test_sigterm_ends_the_driver_promptly_while_its_first_run_loads_the_toolset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "sitecustomize.py").write_text(_SLOW_TOOLSET)
+    began = tmp_path / "began"
+    monkeypatch.setenv("TOOLSET_IMPORT_BEGAN", str(began))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])))
+    driver = _started()
+    try:
+        driver.write(request(1, "run.open", _open("mute", SILENT)))
+        while not began.exists():
+            assert driver.exit_code(0.02) is None, "the driver ended before loading the toolset"
+
+        driver.process.send_signal(signal.SIGTERM)
+
+        assert driver.exit_code(2) is not None, "the driver still runs 2 s after SIGTERM"
+    finally:
+        driver.close()
+
+
 @pytest.mark.e2e
 @pytest.mark.parametrize("depth", [128, 129, 490, 979])
 def test_json_nested_below_a_thousand_levels_is_a_result_or_a_parse_error_never_an_internal_error(
