@@ -42,7 +42,7 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any, Final, NoReturn, TypeAlias
 
-__all__ = ["FORKSERVER_ENV", "ForkServer", "end_beside", "fork_beside", "launch", "preload", "serve"]
+__all__ = ["FOLDER_PREFIX", "FORKSERVER_ENV", "ForkServer", "end_beside", "fork_beside", "launch", "preload", "serve"]
 
 #: The environment variable that points a launcher at a fork server's socket.
 FORKSERVER_ENV: Final = "MOCK_SERVERS_FORKSERVER"
@@ -52,6 +52,8 @@ FORWARDED: Final = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT
 REQUEST_SECONDS: Final = 5.0
 _HEADER: Final = struct.Struct("!I")
 _STDIO: Final = (0, 1, 2)
+#: The prefix of the private folders made for a fork server's socket.
+FOLDER_PREFIX: Final = "mcp-fork-"
 _Handler: TypeAlias = Callable[[int, FrameType | None], Any] | int | None
 #: What a forked server runs: ``mcp-fleet``'s main, given the launcher's arguments.
 Main: TypeAlias = Callable[[Sequence[str]], int]
@@ -91,7 +93,7 @@ class ForkServer:
             return self
         # Short and private: a Unix socket's path has about 100 bytes, and whoever can
         # connect to it can start servers as this user.
-        self._folder = Path(tempfile.mkdtemp(prefix="mcp-fork-"))
+        self._folder = Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX))
         from mock_servers._launch import PACKAGE_ROOT
 
         measured = {k: v for k, v in os.environ.items() if k.startswith("COVERAGE_PROCESS_")}
@@ -322,6 +324,12 @@ def _serve(listener: socket.socket, path: str, watch: int | None, main: Main) ->
         listener.close()
         with contextlib.suppress(OSError):
             os.unlink(path)
+        folder = Path(path).parent
+        if folder.name.startswith(FOLDER_PREFIX):
+            # Made for it (`ForkServer`, `FleetHost`): gone with it, also when whoever made
+            # it was killed before it could remove it.
+            with contextlib.suppress(OSError):
+                folder.rmdir()
 
 
 @dataclass(frozen=True, slots=True)

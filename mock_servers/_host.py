@@ -28,6 +28,7 @@ from typing import Any
 
 from mock_servers._control import SESSION_IDLE_SECONDS, ChangeApplied, FleetUrls
 from mock_servers._errors import HostError
+from mock_servers._forkserver import FOLDER_PREFIX
 from mock_servers._launch import PACKAGE_ROOT
 from mock_servers._processes import ProcessGroup, pid_alive, wait_for_pids
 from mock_servers._spec import CatalogChange, FleetSpec, change_to_dict, spec_to_dict
@@ -118,7 +119,7 @@ class FleetHost:
         argv += ["--session-idle", repr(float(session_idle_seconds))]
         # Short and private: a Unix socket's path has about 100 bytes, and whoever can
         # connect to it can start servers as this user.
-        folder = Path(tempfile.mkdtemp(prefix="mcp-fork-")) if forkserver else None
+        folder = Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX)) if forkserver else None
         if folder is not None:
             argv += ["--forkserver", str(folder / "fork.sock")]
         try:

@@ -207,7 +207,7 @@ def test_a_host_not_asked_for_one_has_no_fork_server() -> None:
 
 
 def test_a_fork_server_ends_when_the_process_that_started_it_is_killed(tmp_path: Path) -> None:
-    code = "import sys; from mock_servers import ForkServer; f = ForkServer().start(wait=30); print(f.pid, flush=True); sys.stdin.read()"
+    code = "import sys; from mock_servers import ForkServer; f = ForkServer().start(wait=30); print(f.pid, f.path, flush=True); sys.stdin.read()"
     starter = subprocess.Popen(
         [sys.executable, "-c", code],
         stdin=subprocess.PIPE,
@@ -215,7 +215,8 @@ def test_a_fork_server_ends_when_the_process_that_started_it_is_killed(tmp_path:
         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
     )
     assert starter.stdout is not None
-    forkserver = int(starter.stdout.readline())
+    pid, path = starter.stdout.readline().split()
+    forkserver = int(pid)
     assert pid_alive(forkserver)
 
     starter.kill()
@@ -224,3 +225,4 @@ def test_a_fork_server_ends_when_the_process_that_started_it_is_killed(tmp_path:
 
     wait_for_pids([forkserver], 10)
     assert not pid_alive(forkserver)
+    assert not Path(path.decode()).parent.exists()  # its private folder went with it
