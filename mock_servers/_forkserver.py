@@ -42,7 +42,17 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any, Final, NoReturn, TypeAlias
 
-__all__ = ["FOLDER_PREFIX", "FORKSERVER_ENV", "ForkServer", "end_beside", "fork_beside", "launch", "preload", "serve"]
+__all__ = [
+    "FORKSERVER_ENV",
+    "ForkServer",
+    "end_beside",
+    "fork_beside",
+    "launch",
+    "preload",
+    "private_socket",
+    "remove_private_socket",
+    "serve",
+]
 
 #: The environment variable that points a launcher at a fork server's socket.
 FORKSERVER_ENV: Final = "MOCK_SERVERS_FORKSERVER"
@@ -53,10 +63,23 @@ REQUEST_SECONDS: Final = 5.0
 _HEADER: Final = struct.Struct("!I")
 _STDIO: Final = (0, 1, 2)
 #: The prefix of the private folders made for a fork server's socket.
-FOLDER_PREFIX: Final = "mcp-fork-"
+_FOLDER_PREFIX: Final = "mcp-fork-"
 _Handler: TypeAlias = Callable[[int, FrameType | None], Any] | int | None
 #: What a forked server runs: ``mcp-fleet``'s main, given the launcher's arguments.
 Main: TypeAlias = Callable[[Sequence[str]], int]
+
+
+def private_socket() -> str:
+    """A path for a fork server's socket, in a folder of its own that the fork server
+    removes when it ends (as `remove_private_socket` does)."""
+    # Short and private: a Unix socket's path has about 100 bytes, and whoever can connect
+    # to it can start servers as this user.
+    return str(Path(tempfile.mkdtemp(prefix=_FOLDER_PREFIX)) / "fork.sock")
+
+
+def remove_private_socket(path: str) -> None:
+    """Remove a `private_socket` and its folder, whether or not its fork server did."""
+    shutil.rmtree(Path(path).parent, ignore_errors=True)
 
 
 class ForkServer:
@@ -68,15 +91,15 @@ class ForkServer:
     """
 
     def __init__(self) -> None:
-        self._folder: Path | None = None
+        self._path: str | None = None
         self._process: subprocess.Popen[bytes] | None = None
 
     @property
     def path(self) -> str:
         """The socket's path (what :data:`FORKSERVER_ENV` is set to)."""
-        if self._folder is None:
+        if self._path is None:
             raise RuntimeError("the fork server is not started")
-        return str(self._folder / "fork.sock")
+        return self._path
 
     @property
     def pid(self) -> int | None:
@@ -91,9 +114,7 @@ class ForkServer:
         """
         if self._process is not None:
             return self
-        # Short and private: a Unix socket's path has about 100 bytes, and whoever can
-        # connect to it can start servers as this user.
-        self._folder = Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX))
+        self._path = private_socket()
         from mock_servers._launch import PACKAGE_ROOT
 
         measured = {k: v for k, v in os.environ.items() if k.startswith("COVERAGE_PROCESS_")}
@@ -128,9 +149,9 @@ class ForkServer:
             for stream in (process.stdin, process.stdout):
                 if stream is not None:
                     stream.close()
-        folder, self._folder = self._folder, None
-        if folder is not None:
-            shutil.rmtree(folder, ignore_errors=True)
+        path, self._path = self._path, None
+        if path is not None:
+            remove_private_socket(path)
 
     def __enter__(self) -> ForkServer:
         return self.start()
@@ -325,7 +346,7 @@ def _serve(listener: socket.socket, path: str, watch: int | None, main: Main) ->
         with contextlib.suppress(OSError):
             os.unlink(path)
         folder = Path(path).parent
-        if folder.name.startswith(FOLDER_PREFIX):
+        if folder.name.startswith(_FOLDER_PREFIX):
             # Made for it (`ForkServer`, `FleetHost`): gone with it, also when whoever made
             # it was killed before it could remove it.
             with contextlib.suppress(OSError):

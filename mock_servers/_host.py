@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -28,7 +27,7 @@ from typing import Any
 
 from mock_servers._control import SESSION_IDLE_SECONDS, ChangeApplied, FleetUrls
 from mock_servers._errors import HostError
-from mock_servers._forkserver import FOLDER_PREFIX
+from mock_servers._forkserver import private_socket, remove_private_socket
 from mock_servers._launch import PACKAGE_ROOT
 from mock_servers._processes import ProcessGroup, pid_alive, wait_for_pids
 from mock_servers._spec import CatalogChange, FleetSpec, change_to_dict, spec_to_dict
@@ -117,19 +116,17 @@ class FleetHost:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
         argv = [sys.executable, "-m", "mock_servers", "host", "--port", str(port)]
         argv += ["--session-idle", repr(float(session_idle_seconds))]
-        # Short and private: a Unix socket's path has about 100 bytes, and whoever can
-        # connect to it can start servers as this user.
-        folder = Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX)) if forkserver else None
-        if folder is not None:
-            argv += ["--forkserver", str(folder / "fork.sock")]
+        socket = private_socket() if forkserver else None
+        if socket is not None:
+            argv += ["--forkserver", socket]
         try:
             group = ProcessGroup.start(argv, env=env, stderr=log)
         except BaseException:
-            _remove(folder)
+            _remove(socket)
             raise
         finally:
             log.close()
-        return _Launched(group, Path(log.name), folder)
+        return _Launched(group, Path(log.name), socket)
 
     def add_fleet(
         self,
@@ -209,7 +206,7 @@ class FleetHost:
 class _Launched:
     """A host process that was started and has not yet reported its address."""
 
-    def __init__(self, group: ProcessGroup, log_path: Path, forkserver: Path | None = None) -> None:
+    def __init__(self, group: ProcessGroup, log_path: Path, forkserver: str | None = None) -> None:
         self.group = group
         self.log_path = log_path
         self.forkserver = forkserver
@@ -243,14 +240,10 @@ class _Launched:
 
 @dataclass(frozen=True, slots=True)
 class _Forks:
-    """The fork server a host forked: the folder of its socket and its pid."""
+    """The fork server a host forked: its socket and its pid."""
 
-    folder: Path
+    path: str
     pid: int
-
-    @property
-    def path(self) -> str:
-        return str(self.folder / "fork.sock")
 
     def close(self, timeout: float) -> None:
         # It ends with the host; seen to have ended, so that nothing of the host outlives close.
@@ -258,12 +251,12 @@ class _Forks:
         if pid_alive(self.pid):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGKILL)
-        _remove(self.folder)
+        _remove(self.path)
 
 
-def _remove(folder: Path | None) -> None:
-    if folder is not None:
-        shutil.rmtree(folder, ignore_errors=True)
+def _remove(socket: str | None) -> None:
+    if socket is not None:
+        remove_private_socket(socket)
 
 
 def _stop(group: ProcessGroup, log_path: Path, timeout: float) -> None:
