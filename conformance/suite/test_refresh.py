@@ -322,20 +322,32 @@ def test_a_renamed_tool_is_judged_under_its_new_name(sut: Sut, fleets: Fleets) -
 
 @clause("RFR-1.1", "RFR-3.4", "RFR-3.5")
 def test_a_new_required_tool_is_activated_where_it_fits_and_reported_where_not(sut: Sut, fleets: Fleets) -> None:
-    """``fixed`` is in ``all`` mode with ``maxActiveTools`` 2: a tool replacing one fits, a
-    third does not."""
+    """``fixed`` is in ``all`` mode with ``maxActiveTools`` 2: two tools replacing both fit,
+    a third does not."""
 
     async def body(fleet: Fleet) -> None:
         async with _refreshing(sut, fleet) as r:
             live = Refreshing(fleet, r)
-            await live.change("fixed", {"remove": ["b"], "add": [{"name": "c", "annotations": READ_ONLY}]})
-            if "fixed__c" not in await live.active():
-                # b, removed, still takes the room c needs (RFR-2.1's).
-                precondition("RFR-2.1", "fixed__b" not in await live.active(), "fixed__b, removed, is still listed")
+            # Two at once: a host that stops at the first required tool it activates must not pass.
+            await live.change(
+                "fixed",
+                {
+                    "remove": ["a", "b"],
+                    "add": [{"name": "c", "annotations": READ_ONLY}, {"name": "e", "annotations": READ_ONLY}],
+                },
+            )
+            active = await live.active()
+            for name in ("fixed__c", "fixed__e"):
+                if name in active:
+                    continue
+                # a and b, removed, still take the room the new tools need (RFR-2.1's).
+                precondition("RFR-2.1", not {"fixed__a", "fixed__b"} & set(active), "a removed tool is still listed")
                 # The gate runs it: active, and the definitions lag (RFR-1.3's).
-                ran = await r.call("fixed__c", {})
-                precondition("RFR-1.3", bool(ran["isError"]), "the gate runs fixed__c, which the definitions leave out")
-                raise live.fail("RFR-3.4", "a new required tool with room for it was not activated")
+                ran = await r.call(name, {})
+                precondition("RFR-1.3", bool(ran["isError"]), f"the gate runs {name}, which the definitions leave out")
+                raise live.fail(
+                    "RFR-3.4", f"a new required tool with room for it ({name}) was not activated", observed=active
+                )
             await live.change("fixed", {"add": [{"name": "d", "annotations": READ_ONLY}]})
             active = [n for n in await live.active() if n.startswith("fixed__")]
             if len(active) > 2 or "fixed__d" in active:

@@ -238,6 +238,22 @@ def new_required_tools_left_out() -> None:
     _swap(AdaptiveToolset, "_activate_required", lambda self: None)
 
 
+@defect("RFR-3.4", "a refresh activates the first required tool it brings and forgets the others")
+def only_the_first_new_required_tool() -> None:
+    _refreshing()
+
+    def the_first(self: AdaptiveToolset) -> None:
+        # Those that do not fit are still reported (RFR-3.5 holds): only the second of two that fit is lost.
+        for i in sorted(self._required() - self._active_set):
+            entry = self.catalog.entries[i]
+            if self._per_server[entry.server_id] < self._policies[entry.server_id].max_active_tools:
+                self._activate(i)
+                return
+            self._notice("required_tool_inactive", entry.server_id, "no room", [entry.exposed_name])
+
+    _swap(AdaptiveToolset, "_activate_required", the_first)
+
+
 @defect("RFR-3.5", "a required tool a refresh brings is activated past its server's maxActiveTools")
 def new_required_tools_past_the_cap() -> None:
     _refreshing()
