@@ -268,6 +268,7 @@ def test_a_defective_implementation_exits_1_naming_the_clause_and_its_replay_rep
     assert "POL-5" in replay.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_the_same_seed_gives_the_same_certificate(seeded_defect: Run, tmp_path: Path) -> None:
     first, first_out = seeded_defect
@@ -281,6 +282,7 @@ def test_the_same_seed_gives_the_same_certificate(seeded_defect: Run, tmp_path: 
     assert without_times(a) == json.loads(json.dumps(without_times(b)).replace(str(tmp_path), str(first_out)))
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_the_callers_pytest_setup_changes_nothing_and_only_the_output_folder_is_written(
     partial: Run, tmp_path: Path
@@ -303,6 +305,7 @@ def test_the_callers_pytest_setup_changes_nothing_and_only_the_output_folder_is_
     assert not list((hostile / "out").glob(".run-*"))
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_regression_mode_accepts_a_listed_failure_reports_it_as_xfail_and_refuses_a_stale_one(tmp_path: Path) -> None:
     known = tmp_path / "known.toml"
@@ -347,6 +350,7 @@ def test_regression_mode_accepts_a_listed_failure_reports_it_as_xfail_and_refuse
     assert stale_case.get("name") == f"stale expectation POL-5 ({READ_ONLY_TEST})"
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_a_written_baseline_holds_the_same_run_in_regression_mode(tmp_path: Path) -> None:
     known = tmp_path / "known.toml"
@@ -377,6 +381,7 @@ def test_a_written_baseline_holds_the_same_run_in_regression_mode(tmp_path: Path
     assert ", 0 stale; 0 unexpected failure(s)" in again.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_a_driver_that_crashes_on_every_run_is_declared_broken_after_three(tmp_path: Path) -> None:
     result = cli("certify", "--sut-cmd", fake("crash-on-open"), "--out", str(tmp_path), timeout=300)
@@ -390,6 +395,7 @@ def test_a_driver_that_crashes_on_every_run_is_declared_broken_after_three(tmp_p
     assert "the remaining tests are not run" in result.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_a_run_past_its_time_budget_is_incomplete(tmp_path: Path) -> None:
     result = cli("certify", "--sut", "reference", "--max-time", "3", "--out", str(tmp_path), timeout=300)
@@ -400,6 +406,7 @@ def test_a_run_past_its_time_budget_is_incomplete(tmp_path: Path) -> None:
     assert cert["tests"]["not-run"] > 0 and "not-run" in statuses(cert).values()
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_processes_the_sut_leaves_behind_are_killed_and_reported(tmp_path: Path) -> None:
     pids = tmp_path / "pids"
@@ -425,7 +432,7 @@ def test_processes_the_sut_leaves_behind_are_killed_and_reported(tmp_path: Path)
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, pytest.param(signal.SIGINT, marks=pytest.mark.slow)])
 def test_a_signal_ends_the_whole_tree_and_still_writes_a_certificate(tmp_path: Path, signum: signal.Signals) -> None:
     pids = tmp_path / "pids"
     command = [

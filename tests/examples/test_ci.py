@@ -76,6 +76,7 @@ def installed(venv: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Pat
     return job, done
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_the_script_installs_the_suite_from_a_local_path_and_certifies(
     venv: Path, installed: tuple[Path, subprocess.CompletedProcess[str]]

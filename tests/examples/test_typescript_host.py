@@ -20,6 +20,7 @@ def _driver_cmd(driver: Path) -> str:
     return f"node {driver.relative_to(EXAMPLES.parent)}"
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_the_typescript_host_builds_passes_its_own_tests_and_passes_the_clauses_it_reads_otherwise(
     tmp_path: Path,

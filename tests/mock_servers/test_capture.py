@@ -39,6 +39,7 @@ def capture_cli(out: Path, *args: str) -> int:
     return main(["capture", "--out", str(out), *args])
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_a_captured_stdio_server_lists_exactly_the_same_tools_to_the_typescript_client(
     node: str, tmp_path: Path

@@ -64,7 +64,7 @@ def run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("processes", [1, 2])
+@pytest.mark.parametrize("processes", [1, pytest.param(2, marks=pytest.mark.slow)])
 def test_serve_on_a_port_in_use_says_so_in_one_line_and_exits_2(processes: int) -> None:
     first = free_port_pair()
     port = first + processes - 1  # with two processes, the second one's port is the one taken
@@ -152,6 +152,7 @@ def test_a_file_that_is_not_a_ledger_exits_2(tmp_path: Path, capsys: pytest.Capt
     )
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_serve_large_starts_answers_and_stops_on_sigterm_leaving_no_process(tmp_path: Path) -> None:
     ledger = tmp_path / "ledger.jsonl"
@@ -206,7 +207,9 @@ def test_serve_with_an_unknown_preset_names_the_presets(capsys: pytest.CaptureFi
 
 @pytest.mark.e2e
 @pytest.mark.parametrize("command", [["serve", "seed-example"], ["stdio", "seed-example", "--server-id", "github"]])
-@pytest.mark.parametrize("where", ["missing/ledger.jsonl", "folder", "/proc/version"])
+@pytest.mark.parametrize(
+    "where", ["missing/ledger.jsonl", *(pytest.param(w, marks=pytest.mark.slow) for w in ("folder", "/proc/version"))]
+)
 def test_a_ledger_that_cannot_be_written_fails_at_start_with_exit_2(
     tmp_path: Path, command: list[str], where: str
 ) -> None:

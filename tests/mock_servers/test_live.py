@@ -498,6 +498,7 @@ def test_the_mcp_fleet_fixture_changes_http_fleets_and_refuses_stdio_ones(tmp_pa
 # -- the README ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_the_readme_example_of_a_host_that_relists_passes_as_written(pytester: pytest.Pytester) -> None:
     text = README.read_text(encoding="utf-8")

@@ -64,6 +64,7 @@ HOSTS = {
 HOST_RUNS = [pytest.param(name, marks=pytest.mark.slow if name == "no-asyncio-at-all" else ()) for name in HOSTS]
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 @pytest.mark.parametrize("host", HOST_RUNS)
 def test_the_readme_example_passes_as_written_in_a_host_project_that_sees_no_conformance_options(
@@ -168,6 +169,7 @@ def test_opens_an_http_session_and_walks_away(mcp_fleet):
 """
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_a_host_that_leaves_sessions_or_processes_behind_fails_at_teardown(pytester: pytest.Pytester) -> None:
     result = run(pytester, LEAKY + OPEN_HTTP_SESSION, "-s")
@@ -190,6 +192,7 @@ def test_a_host_that_leaves_sessions_or_processes_behind_fails_at_teardown(pytes
         assert [e["reason"] for e in exits] == ["SIGTERM"]
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_the_ini_option_turns_the_check_off_for_a_project(pytester: pytest.Pytester) -> None:
     pytester.makeini(INI + "mcp_fleet_check_cleanup = false\n")

@@ -27,7 +27,7 @@ FLEET = FleetSpec(servers=(GITHUB, RAW))
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
+@pytest.mark.parametrize("mode", ["auto", pytest.param("legacy", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("server", [GITHUB, RAW], ids=["sdk", "raw"])
 async def test_a_stdio_server_lists_calls_and_records_its_whole_life(
     server: ServerSpec, mode: str, tmp_path: Path
@@ -149,7 +149,7 @@ def test_stdio_params_use_this_interpreter_and_carry_the_package_path() -> None:
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("raw", [False, True], ids=["sdk", "raw"])
+@pytest.mark.parametrize("raw", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["sdk", "raw"])
 def test_a_client_dying_mid_call_ends_the_server_quietly_with_a_record(raw: bool, tmp_path: Path) -> None:
     ledger = tmp_path / "ledger.jsonl"
     server = ServerSpec(id="s", tool_count=2, raw=raw, faults=Faults(slow=60))
@@ -206,7 +206,7 @@ INITIALIZE = {
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("depth", [199, 250, 900])
+@pytest.mark.parametrize("depth", [199, *(pytest.param(d, marks=pytest.mark.slow) for d in (250, 900))])
 def test_a_call_nested_deeper_than_the_server_reads_is_answered_with_an_error(tmp_path: Path, depth: int) -> None:
     process = _start(tmp_path / "ledger.jsonl")
     assert process.stdout is not None and process.stdin is not None
