@@ -24,6 +24,7 @@ import contextlib
 import importlib
 import json
 import os
+import secrets
 import select
 import selectors
 import shutil
@@ -70,11 +71,18 @@ Main: TypeAlias = Callable[[Sequence[str]], int]
 
 
 def private_socket() -> str:
-    """A path for a fork server's socket, in a folder of its own that the fork server
-    removes when it ends (as `remove_private_socket` does)."""
+    """A path for a fork server's socket, in a folder of its own that does not exist yet:
+    the fork server makes it when it starts listening and removes it when it ends (as
+    `remove_private_socket` does).
+
+    Made by the process that listens, the folder exists only while a process that removes
+    it does: a caller killed while that process was still starting leaves nothing behind.
+    """
     # Short and private: a Unix socket's path has about 100 bytes, and whoever can connect
-    # to it can start servers as this user.
-    return str(Path(tempfile.mkdtemp(prefix=_FOLDER_PREFIX)) / "fork.sock")
+    # to it can start servers as this user (the folder is made 0700, and a folder of that
+    # name made first by anyone else makes the fork server refuse to start).
+    folder = Path(tempfile.gettempdir()) / f"{_FOLDER_PREFIX}{secrets.token_hex(8)}"
+    return str(folder / "fork.sock")
 
 
 def remove_private_socket(path: str) -> None:
@@ -303,6 +311,11 @@ def end_beside(pid: int, keep: int) -> None:
 
 
 def _listen(path: str) -> socket.socket:
+    folder = Path(path).parent
+    if folder.name.startswith(_FOLDER_PREFIX):
+        # A `private_socket`: this process makes its folder, and one that exists already
+        # (FileExistsError) is someone else's.
+        folder.mkdir(mode=0o700)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(64)

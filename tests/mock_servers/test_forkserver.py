@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -226,3 +227,35 @@ def test_a_fork_server_ends_when_the_process_that_started_it_is_killed(tmp_path:
     wait_for_pids([forkserver], 10)
     assert not pid_alive(forkserver)
     assert not Path(path.decode()).parent.exists()  # its private folder went with it
+
+
+def test_a_host_killed_before_its_fork_server_listens_leaves_no_folder() -> None:
+    # The caller and the host both killed while the host imports (what certify's sweep does
+    # to a run stopped early): the folder is made by the process that listens, so there is none.
+    launched = FleetHost.launch(forkserver=True)
+    assert launched.forkserver is not None
+    folder = Path(launched.forkserver).parent
+    assert not folder.exists()
+    launched.group.kill()
+    launched.group.stop()  # reaps it, closes its pipes
+    launched.log_path.unlink()
+    assert not folder.exists()
+
+
+def test_a_fork_server_refuses_a_private_folder_someone_else_made(tmp_path: Path) -> None:
+    squatted = Path(tempfile.gettempdir()) / f"mcp-fork-{tmp_path.name}"
+    squatted.mkdir(mode=0o700)
+    try:
+        path = str(squatted / "fork.sock")
+        process = subprocess.run(
+            [sys.executable, "-m", "mock_servers", "forkserver", path],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        )
+        assert process.returncode != 0 and "FileExistsError" in process.stderr
+        assert not Path(path).exists()
+    finally:
+        squatted.rmdir()
