@@ -46,6 +46,8 @@ CAPACITY = 18
 ROLLING = ("s0", "s1", "s2", "s3", "s4", "s5")
 TOOLS = ("a", "b", "c", "d")
 CAPPED = "s5"
+#: A server with a cap of 2 and two tools: room for all its candidates once both are evicted.
+DUO = "duo"
 REQUIRED = ("pin__keep", "fix__always")
 
 
@@ -61,15 +63,17 @@ SPEC = FleetSpec(
         *(_server(sid, TOOLS) for sid in ROLLING),
         _server("pin", ("keep", "spare")),
         _server("fix", ("always",)),
+        _server(DUO, ("x", "y")),
     )
 )
 POLICIES: dict[str, ToolPolicy] = {
     CAPPED: {"maxActiveTools": 2},
+    DUO: {"maxActiveTools": 2},
     "pin": {"pinnedTools": ["keep"]},
     "fix": {"mode": "allowlist", "allowedTools": ["always"]},
 }
-CANDIDATES = (*(f"{sid}__{t}" for sid in ROLLING for t in TOOLS), "pin__spare")
-CAPS = {sid: POLICIES.get(sid, ToolPolicy()).get("maxActiveTools", 24) for sid in (*ROLLING, "pin", "fix")}
+CANDIDATES = (*(f"{sid}__{t}" for sid in ROLLING for t in TOOLS), "pin__spare", f"{DUO}__x", f"{DUO}__y")
+CAPS = {sid: POLICIES.get(sid, ToolPolicy()).get("maxActiveTools", 24) for sid in (*ROLLING, "pin", "fix", DUO)}
 
 
 def eviction_params(fleet: Fleet) -> OpenParams:
@@ -315,6 +319,29 @@ def test_the_least_recently_used_goes_first_and_comes_back_when_found_again(sut:
         oracle = run(play(sut, fleet, [*FILL, *walk]))
     if not oracle.evicted_ever:
         raise oracle.fail("EVC-5.3", "a run filled past its dynamic capacity evicted nothing")
+
+
+@clause(*ORACLE_SENTENCES)
+def test_a_servers_room_comes_back_with_each_of_its_tools_evicted_and_no_more(sut: Sut, fleets: Fleets) -> None:
+    """Two servers with a cap of 2 are found, rolled out by later calls and found again: ``s5``,
+    four tools, must stay within its cap (EVC-5.2), and ``duo``, two tools, once both are
+    evicted has room for both again (EVC-5.1 by DSC-5.8), one at a time."""
+    churn: list[Step] = [("discover", f"{sid}__a") for sid in (*ROLLING[:5], *ROLLING[:5])]
+    walk: list[Step] = [
+        *FILL,
+        ("discover", f"{DUO}__x"),
+        ("discover", f"{CAPPED}__a"),
+        *churn,
+        ("discover", f"{CAPPED}__a"),
+        ("discover", f"{DUO}__x"),
+        ("discover", f"{DUO}__y"),
+    ]
+    with fleets.serve(SPEC, POLICIES) as fleet:
+        oracle = run(play(sut, fleet, walk))
+    rolled = {f"{DUO}__x", f"{DUO}__y", f"{CAPPED}__a"} - oracle.evicted_ever
+    if rolled:
+        # The walk evicts them whatever the host's order, as long as it evicts by last use (EVC-3.2's).
+        raise oracle.fail("EVC-3.2", "tools used before every other rolling tool were never evicted", observed=rolled)
 
 
 @clause("EVC-3.4")

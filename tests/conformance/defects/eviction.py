@@ -329,6 +329,34 @@ class _Uncapped:
         return getattr(self._inner, name)
 
 
+def _count_on_eviction(change: int) -> None:
+    """An eviction moves its server's count of active tools by ``change`` instead of -1."""
+    evict = AdaptiveToolset._evict
+
+    def _evict(self: AdaptiveToolset, i: int) -> CatalogEntry:
+        entry = evict(self, i)
+        self._per_server[entry.server_id] += 1 + change
+        return entry
+
+    _swap(AdaptiveToolset, "_evict", _evict)
+
+
+@defect("EVC-5.1", "an evicted tool still counts against its server's maxActiveTools")
+def evicted_tools_keep_their_servers_room() -> None:
+    """The active set lets the tool go; its server's count does not, so a capped server whose
+    tools were all evicted has no room left to find them again."""
+    _evicting()
+    _count_on_eviction(0)
+
+
+@defect("EVC-5.2", "an eviction counts its server down twice, past its maxActiveTools on the way back")
+def evictions_counted_twice() -> None:
+    """Each evicted tool frees two places of its server's cap: a capped server rolled out and
+    found again ends with more active tools than its maxActiveTools."""
+    _evicting()
+    _count_on_eviction(-2)
+
+
 @defect("EVC-5.3", "a run with eviction refuses to grow at the capacity, as a run without it does")
 def eviction_never_happens() -> None:
     """The driver claims eviction and turns it on, but discovery never evicts."""
