@@ -24,6 +24,7 @@ from conformance.suite._preconditions import nothing_to_check, precondition
 from conformance.suite._wire import (
     DISCOVERY,
     activated,
+    base_tools,
     fail,
     mcp_definitions,
     names,
@@ -370,6 +371,64 @@ def test_a_new_required_tool_is_activated_where_it_fits_and_reported_where_not(s
         run(body(fleet))
 
 
+#: A run at its dynamic capacity: 93 base tools leave room for 18 MCP tools (112 − 93 − the
+#: discovery tool), which discovery fills from ``wide``; ``later`` has room under its own cap.
+FULL_BASE = base_tools(93)
+FULL_CAPACITY = 18
+FULL_SPEC = FleetSpec(
+    servers=(
+        _server("wide", *(_tool(f"w{i:02d}", f"Wide operation number {i}.") for i in range(20))),
+        _server("later", _tool("p")),
+    )
+)
+FULL_POLICIES: dict[str, ToolPolicy] = {"later": {"mode": "all", "maxActiveTools": 3}}
+
+
+# It cites BUD-2.1 to read the definitions past 112 itself: there, a refresh that brought a
+# tool past the watermark is the finding (RFR-3.5), not a budget broken elsewhere.
+@clause("RFR-3.5", "BUD-2.1")
+def test_a_new_required_tool_stays_inactive_in_a_run_at_its_dynamic_capacity(sut: Sut, fleets: Fleets) -> None:
+    """Its server's maxActiveTools leaves room; the dynamic capacity does not."""
+
+    async def body(fleet: Fleet) -> None:
+        params: OpenParams = {**open_params(fleet.with_policies(FULL_POLICIES), FULL_BASE), "refresh": True}
+        async with sut.open(params) as r:
+            live = Refreshing(fleet, r)
+            base = names(FULL_BASE)
+
+            async def active() -> list[str]:
+                return names(mcp_definitions(await r.definitions(), base))
+
+            for _ in range(3):
+                if len(await active()) >= FULL_CAPACITY:
+                    break
+                await r.call(DISCOVERY, {"query": "wide operation", "server_ids": ["wide"], "limit": 12})
+            if len(await active()) < FULL_CAPACITY:
+                nothing_to_check("discovery left room under the dynamic capacity (DSC-5.6 allows it)")
+            await live.change("later", {"add": [{"name": "q", "annotations": READ_ONLY}]})
+            now = await active()
+            if "later__q" in now or len(now) > FULL_CAPACITY:
+                raise live.fail(
+                    "RFR-3.5",
+                    f"a required tool a refresh brought was activated with the dynamic capacity of {FULL_CAPACITY} "
+                    "used up",
+                    observed=now,
+                )
+            notices = await r.notices()
+            if not [
+                n for n in notices if n.get("kind") == "required_tool_inactive" and "later__q" in n.get("tools", [])
+            ]:
+                raise live.fail(
+                    "RFR-3.5",
+                    "a required tool left inactive for want of room is not in the run's notices",
+                    expected={"kind": "required_tool_inactive", "server": "later", "tools": ["later__q"]},
+                    observed=notices,
+                )
+
+    with fleets.serve(FULL_SPEC, FULL_POLICIES) as fleet:
+        run(body(fleet))
+
+
 @clause("RFR-1.1", "RFR-5.1")
 def test_a_storm_of_notifications_leaves_the_run_following_the_server(sut: Sut, fleets: Fleets) -> None:
     """300 notifications at once; then the run answers, has the server's last listing, and
@@ -483,20 +542,29 @@ def test_a_server_of_the_initialize_era_is_followed_through_the_notifications_on
 HANG_LIST_SECONDS = 2.0
 
 
-@clause("RFR-1.1", "RFR-5.2", "RFR-5.3", "RFR-5.4")
-@pytest.mark.parametrize("failure", ["list_error", "list_hang"])
+#: Beside ``flaky``, a server ``flaky_`` whose tool ``x`` is named ``flaky___x``, as a tool
+#: ``_x`` of ``flaky`` would be (ERR-4.1): a listing that adds it cannot be used.
+COLLIDING = FleetSpec(servers=(*SPEC.servers, _server("flaky_", _tool("x"))))
+
+
+@clause("RFR-1.1", "RFR-1.2", "RFR-5.2", "RFR-5.3", "RFR-5.4")
+@pytest.mark.parametrize("failure", ["list_error", "list_hang", "collision"])
 def test_a_server_that_fails_to_list_again_is_kept_or_dropped_whole(sut: Sut, fleets: Fleets, failure: str) -> None:
-    """``flaky`` adds a tool and then refuses every listing, or stops answering it: it keeps
-    its last good catalog or loses all its tools, the other servers keep theirs, and the run
-    says which. A listing that hangs fails at the run's listTimeoutSeconds, and the requests
-    that wait for it (P39) are answered then."""
+    """``flaky`` adds a tool and then refuses every listing, or stops answering it, or lists a
+    tool whose name collides with another server's: it keeps its last good catalog or loses
+    all its tools, the other servers keep theirs and are followed as before, and the run says
+    which. A listing that hangs fails at the run's listTimeoutSeconds, and the requests that
+    wait for it (P39) are answered then."""
 
     async def body(fleet: Fleet) -> None:
         async with _refreshing(sut, fleet, list_timeout=HANG_LIST_SECONDS) as r:
             live = Refreshing(fleet, r)
             before = await live.active()
-            fails: ChangeDocument = {"list_hang": True} if failure == "list_hang" else {"list_error": True}
-            await live.change("flaky", {"add": [{"name": "z", "annotations": READ_ONLY}], **fails}, outcome="error")
+            if failure == "collision":
+                await live.change("flaky", {"add": [{"name": "_x", "annotations": READ_ONLY}]})
+            else:
+                fails: ChangeDocument = {"list_hang": True} if failure == "list_hang" else {"list_error": True}
+                await live.change("flaky", {"add": [{"name": "z", "annotations": READ_ONLY}], **fails}, outcome="error")
             after = await live.active()
             others = sorted(n for n in set(before) ^ set(after) if not n.startswith("flaky__"))
             works = await r.call("docs__list_pages", {})
@@ -504,7 +572,8 @@ def test_a_server_that_fails_to_list_again_is_kept_or_dropped_whole(sut: Sut, fl
                 raise live.fail(
                     "RFR-5.2", "a failed listing of flaky changed the run's other servers", observed=others or works
                 )
-            flaky = sorted(n for n in after if n.startswith("flaky__"))
+            # flaky___x is flaky_'s tool (COLLIDING), never flaky's.
+            flaky = sorted(n for n in after if n.startswith("flaky__") and n != "flaky___x")
             outcomes = {q: await r.call(q, {}) for q in ("flaky__x", "flaky__y", "flaky__z")}
             ran = sorted(q for q, result in outcomes.items() if not result["isError"])
             found = await live.discover("flaky__x")
@@ -517,6 +586,15 @@ def test_a_server_that_fails_to_list_again_is_kept_or_dropped_whole(sut: Sut, fl
                     expected="active and running: flaky__x and flaky__y, or none of them",
                     observed={"listed": flaky, "ran": ran, "found": found},
                 )
+            # A listing the run could not use is not kept for later ones: noisy's next change is followed.
+            await live.change("noisy", {"add": [{"name": "n3", "annotations": READ_ONLY}]})
+            followed = await live.discover("noisy__n3")
+            if "noisy__n3" not in followed:
+                raise live.fail(
+                    "RFR-1.2",
+                    "after flaky's failed listing, a tool noisy lists for the first time cannot be found",
+                    observed=followed,
+                )
             notices = await r.notices()
             said = {n.get("kind") for n in notices if n.get("server") == "flaky"}
             expected = "listing_failed_kept" if kept else "listing_failed_dropped"
@@ -528,7 +606,7 @@ def test_a_server_that_fails_to_list_again_is_kept_or_dropped_whole(sut: Sut, fl
                     observed=notices,
                 )
 
-    with _serve(fleets) as fleet:
+    with fleets.serve(COLLIDING if failure == "collision" else SPEC, POLICIES) as fleet:
         try:
             run(body(fleet))
         except SutMisbehaved as hung:

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from reference_impl import Definition, ToolResult, _connections, _toolset
+from reference_impl._budgets import Budgets
 from reference_impl._catalog import Catalog
 from reference_impl._policy import Eligibility
 from reference_impl._ranking import RankingIndex
@@ -87,6 +88,19 @@ def only_the_first_refresh_counts() -> None:
         return bool(apply(self, server_id, tools))
 
     _apply_wrapped(once)
+
+
+@defect("RFR-1.2", "a listing the run could not use is kept as its server's, so every later rebuild fails")
+def unusable_listing_kept() -> None:
+    """The server keeps its last good catalog, but its connection keeps the bad listing, which
+    every later refresh of any server rebuilds with: no other server's change is followed again."""
+    _refreshing()
+
+    def kept_anyway(apply: Any, self: AdaptiveToolset, server_id: str, tools: Listing) -> bool:
+        apply(self, server_id, tools)
+        return True
+
+    _apply_wrapped(kept_anyway)
 
 
 @defect("RFR-1.3", "the definitions follow a refresh one refresh late; the gate follows it at once")
@@ -263,6 +277,24 @@ def new_required_tools_past_the_cap() -> None:
             self._activate(i)
 
     _swap(AdaptiveToolset, "_activate_required", activate_all)
+
+
+@defect("RFR-3.5", "a required tool a refresh brings is measured against one place past the dynamic capacity")
+def new_required_tools_one_past_the_capacity() -> None:
+    """The refresh's room check counts against 113 definitions, not 112: a run at its dynamic
+    capacity takes one more required tool, its server's maxActiveTools permitting."""
+    _refreshing()
+    activate_required = AdaptiveToolset._activate_required
+
+    def one_more(self: AdaptiveToolset) -> None:
+        budgets = self.budgets
+        self.budgets = Budgets(base_tools=budgets.base_tools - 1, discovery_tools=budgets.discovery_tools)
+        try:
+            activate_required(self)
+        finally:
+            self.budgets = budgets
+
+    _swap(AdaptiveToolset, "_activate_required", one_more)
 
 
 @defect("RFR-4.1", "the definitions keep each tool's description and schema as first listed")
