@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -242,9 +243,8 @@ def test_a_host_killed_before_its_fork_server_listens_leaves_no_folder() -> None
     assert not folder.exists()
 
 
-def test_a_fork_server_refuses_a_private_folder_someone_else_made(tmp_path: Path) -> None:
-    squatted = Path(tempfile.gettempdir()) / f"mcp-fork-{tmp_path.name}"
-    squatted.mkdir(mode=0o700)
+def test_a_fork_server_refuses_a_private_folder_someone_else_made() -> None:
+    squatted = Path(tempfile.mkdtemp(prefix="mcp-fork-"))
     try:
         path = str(squatted / "fork.sock")
         process = subprocess.run(
@@ -258,4 +258,4 @@ def test_a_fork_server_refuses_a_private_folder_someone_else_made(tmp_path: Path
         assert process.returncode != 0 and "FileExistsError" in process.stderr
         assert not Path(path).exists()
     finally:
-        squatted.rmdir()
+        shutil.rmtree(squatted)
