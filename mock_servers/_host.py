@@ -23,7 +23,7 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from mock_servers._control import SESSION_IDLE_SECONDS, ChangeApplied, FleetUrls
 from mock_servers._errors import HostError
@@ -47,13 +47,10 @@ class FleetHost:
     ends (it watches its stdin), so it is never left behind.
     """
 
-    def __init__(
-        self, group: ProcessGroup, url: str, token: str, log_path: Path, forkserver: _Forks | None = None
-    ) -> None:
+    def __init__(self, group: ProcessGroup, url: str, token: str, forkserver: _Forks | None = None) -> None:
         self.group = group
         self.url = url
         self.token = token
-        self.log_path = log_path
         self._forks = forkserver
         self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
@@ -111,7 +108,10 @@ class FleetHost:
         cls, *, port: int = 0, session_idle_seconds: float = SESSION_IDLE_SECONDS, forkserver: bool = False
     ) -> _Launched:
         """Start the process without waiting for it: several hosts then start side by side."""
-        log = tempfile.NamedTemporaryFile(prefix="mcp-fleet-host-", suffix=".log", delete=False)  # noqa: SIM115
+        # Read only when the host fails to start. A file without a name (unlinked as it is
+        # made): nothing is left behind by a caller killed before it stops the host, which
+        # writes to it for as long as it runs.
+        log = tempfile.TemporaryFile(prefix="mcp-fleet-host-", suffix=".log")  # noqa: SIM115
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
         argv = [sys.executable, "-m", "mock_servers", "host", "--port", str(port)]
@@ -122,11 +122,10 @@ class FleetHost:
         try:
             group = ProcessGroup.start(argv, env=env, stderr=log)
         except BaseException:
+            log.close()
             _remove(socket)
             raise
-        finally:
-            log.close()
-        return _Launched(group, Path(log.name), socket)
+        return _Launched(group, log, socket)
 
     def add_fleet(
         self,
@@ -182,7 +181,7 @@ class FleetHost:
 
     def close(self, timeout: float = 10.0) -> None:
         """Stop the host process: close its stdin (it removes its fleets and exits), then signal its group."""
-        _stop(self.group, self.log_path, timeout)
+        self.group.stop(timeout)
         if self._forks is not None:
             self._forks.close(timeout)
 
@@ -206,9 +205,9 @@ class FleetHost:
 class _Launched:
     """A host process that was started and has not yet reported its address."""
 
-    def __init__(self, group: ProcessGroup, log_path: Path, forkserver: str | None = None) -> None:
+    def __init__(self, group: ProcessGroup, log: IO[bytes], forkserver: str | None = None) -> None:
         self.group = group
-        self.log_path = log_path
+        self.log = log
         self.forkserver = forkserver
 
     def connect(self, timeout: float = 60.0) -> FleetHost:
@@ -221,20 +220,20 @@ class _Launched:
         try:
             info = json.loads(line)
             forks = None if self.forkserver is None else _Forks(self.forkserver, info["forkserver"])
-            host = FleetHost(self.group, info["url"], info["token"], self.log_path, forks)
+            host = FleetHost(self.group, info["url"], info["token"], forks)
         except (ValueError, KeyError, TypeError):
-            text = self.log_path.read_text(errors="replace")[-2000:]
+            self.group.stop(0.5)
+            self.log.seek(0)
+            text = self.log.read().decode(errors="replace")[-2000:]
             self.close(0.5)
             raise HostError(f"the fleet host did not start (first line {line!r}); its log ends with:\n{text}") from None
-        # The log is read only when the host fails to start. Unlinked now, it cannot outlive a
-        # caller killed before it stops the host (the host keeps writing to the open file).
-        with contextlib.suppress(OSError):
-            self.log_path.unlink()
+        self.log.close()
         return host
 
     def close(self, timeout: float = 10.0) -> None:
         """Stop the process, whether or not it reported its address."""
-        _stop(self.group, self.log_path, timeout)
+        self.group.stop(timeout)
+        self.log.close()
         _remove(self.forkserver)
 
 
@@ -257,12 +256,6 @@ class _Forks:
 def _remove(socket: str | None) -> None:
     if socket is not None:
         remove_private_socket(socket)
-
-
-def _stop(group: ProcessGroup, log_path: Path, timeout: float) -> None:
-    group.stop(timeout)
-    with contextlib.suppress(OSError):
-        log_path.unlink()
 
 
 def _read_line(process: subprocess.Popen[bytes], timeout: float) -> str:

@@ -238,8 +238,7 @@ def test_a_host_killed_before_its_fork_server_listens_leaves_no_folder() -> None
     folder = Path(launched.forkserver).parent
     assert not folder.exists()
     launched.group.kill()
-    launched.group.stop()  # reaps it, closes its pipes
-    launched.log_path.unlink()
+    launched.close()  # reaps it, closes its pipes
     assert not folder.exists()
 
 

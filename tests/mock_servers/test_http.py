@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+import tempfile
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -89,9 +90,17 @@ def test_the_host_refuses_a_taken_fleet_name_and_an_invalid_spec(fleet_host: Fle
 
 
 @pytest.mark.e2e
-def test_a_started_host_keeps_no_log_file_that_a_killed_caller_would_leave_behind(fleet_host: FleetHost) -> None:
-    assert fleet_host.process.poll() is None
-    assert not fleet_host.log_path.exists()
+def test_a_host_keeps_its_log_in_no_file_that_a_killed_caller_would_leave_behind() -> None:
+    def logs() -> set[Path]:
+        return set(Path(tempfile.gettempdir()).glob("mcp-fleet-host-*"))
+
+    before = logs()
+    launched = FleetHost.launch()
+    # Still starting (its imports take a while): a caller killed now leaves nothing by name.
+    assert logs() == before
+    launched.group.kill()
+    launched.close()
+    assert logs() == before
 
 
 @pytest.mark.e2e
@@ -218,3 +227,9 @@ async def test_a_server_refuses_sessions_beyond_its_cap_and_keeps_serving_the_op
     assert refused.value.code == 503
     refused.value.close()
     assert still_open == opened
+
+
+@pytest.mark.e2e
+def test_a_host_that_cannot_start_is_reported_with_the_end_of_its_log() -> None:
+    with pytest.raises(HostError, match=r"did not start.*\n.*--session-idle must be a positive number"):
+        FleetHost.spawn(session_idle_seconds=-1, timeout=30)
