@@ -382,7 +382,8 @@ class AdaptiveToolset:
             if new is None or not eligibility.is_eligible(new.index):
                 self._recency.forget(old.qualified_name)  # removed, renamed, or no longer admitted
                 continue
-            # RFR-4.1: carried over with its new definition; RFR-3.2, RFR-4.4: new eligible tools wait for discovery.
+            # RFR-2.4: every other active tool is carried over; RFR-4.1: with its new definition; RFR-3.2, RFR-4.4:
+            # new eligible tools wait for discovery.
             self._activate(new.index)
         self._activate_required()
         return True

@@ -184,14 +184,20 @@ def _serve(fleets: Fleets) -> Any:
     return fleets.serve(SPEC, POLICIES)
 
 
-@clause("RFR-1.1", "RFR-1.3", "RFR-2.1", "RFR-2.2", "RFR-2.3")
+@clause("RFR-1.1", "RFR-1.3", "RFR-2.1", "RFR-2.2", "RFR-2.3", "RFR-2.4")
 def test_a_tool_the_server_removed_leaves_the_definitions_the_gate_and_discovery(sut: Sut, fleets: Fleets) -> None:
     async def body(fleet: Fleet) -> None:
         async with _refreshing(sut, fleet) as r:
             live = Refreshing(fleet, r)
-            if "docs__get_page" not in await live.active():
+            before = await live.active()
+            if "docs__get_page" not in before:
                 raise AssertionError("the first round of this fleet activates every tool of docs")
             await live.change("docs", {"remove": ["get_page"]})
+            lost = sorted(set(before) - {"docs__get_page"} - set(await live.active()))
+            if lost:
+                raise live.fail(
+                    "RFR-2.4", "a refresh that removed one tool took other active tools out with it", observed=lost
+                )
             await live.gone("docs__get_page", still="RFR-2.1", reached="RFR-2.2", found="RFR-2.3")
 
     with _serve(fleets) as fleet:

@@ -197,6 +197,27 @@ def _rebuild_wrapped(change: Any) -> None:
     _swap(AdaptiveToolset, "apply_listing", wrapped)
 
 
+@defect("RFR-2.4", "a refresh that takes a tool out drops every tool activated after it")
+def refresh_drops_the_tools_after_a_removed_one() -> None:
+    """Carrying the active set over stops at the first tool the new listing no longer holds."""
+    _refreshing()
+
+    def truncated(apply: Any, self: AdaptiveToolset, server_id: str, tools: Listing) -> bool:
+        before = [self.catalog.entries[i].qualified_name for i in self._active]
+        if not apply(self, server_id, tools):
+            return False
+        listed = {e.qualified_name for e in self.catalog.entries}
+        gone = next((k for k, name in enumerate(before) if name not in listed), None)
+        if gone is not None:
+            for name in before[gone + 1 :]:
+                entry = self.catalog.by_qualified.get(name)
+                if entry is not None and entry.index in self._active_set:
+                    self._evict(entry.index)
+        return True
+
+    _apply_wrapped(truncated)
+
+
 @defect("RFR-3.1", "a tool a refresh brings is admitted without its server's policy")
 def new_tools_skip_the_policy() -> None:
     _refreshing()
