@@ -184,7 +184,7 @@ def _serve(fleets: Fleets) -> Any:
     return fleets.serve(SPEC, POLICIES)
 
 
-@clause("RFR-1.1", "RFR-1.3", "RFR-2.1", "RFR-2.2", "RFR-2.3", "RFR-2.4")
+@clause("RFR-1.1", "RFR-1.2", "RFR-1.3", "RFR-2.1", "RFR-2.2", "RFR-2.3", "RFR-2.4")
 def test_a_tool_the_server_removed_leaves_the_definitions_the_gate_and_discovery(sut: Sut, fleets: Fleets) -> None:
     async def body(fleet: Fleet) -> None:
         async with _refreshing(sut, fleet) as r:
@@ -199,6 +199,10 @@ def test_a_tool_the_server_removed_leaves_the_definitions_the_gate_and_discovery
                     "RFR-2.4", "a refresh that removed one tool took other active tools out with it", observed=lost
                 )
             await live.gone("docs__get_page", still="RFR-2.1", reached="RFR-2.2", found="RFR-2.3")
+            # Another server's refresh rebuilds the catalog from docs' last listing, not its first.
+            await live.change("noisy", {"add": [{"name": "n3", "annotations": READ_ONLY}]})
+            if "docs__get_page" in await live.discover("docs__get_page"):
+                raise live.fail("RFR-1.2", "after noisy's refresh, discovery activated a tool docs no longer lists")
 
     with _serve(fleets) as fleet:
         run(body(fleet))

@@ -103,6 +103,19 @@ def unusable_listing_kept() -> None:
     _apply_wrapped(kept_anyway)
 
 
+@defect("RFR-1.2", "a listing applied is not kept as its server's: the next refresh of another server reverts it")
+def applied_listing_not_kept() -> None:
+    """The catalog follows the new listing, but the connection keeps the one it opened with,
+    which the next rebuild (another server's refresh) reads again."""
+    _refreshing()
+
+    def not_kept(apply: Any, self: AdaptiveToolset, server_id: str, tools: Listing) -> bool:
+        apply(self, server_id, tools)
+        return False
+
+    _apply_wrapped(not_kept)
+
+
 @defect("RFR-1.3", "the definitions follow a refresh one refresh late; the gate follows it at once")
 def definitions_lag_the_gate() -> None:
     _refreshing()
