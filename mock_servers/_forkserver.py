@@ -317,8 +317,14 @@ def _listen(path: str) -> socket.socket:
         # (FileExistsError) is someone else's.
         folder.mkdir(mode=0o700)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
-    listener.listen(64)
+    try:
+        listener.bind(path)
+        listener.listen(64)
+    except BaseException:
+        listener.close()
+        if folder.name.startswith(_FOLDER_PREFIX):
+            remove_private_socket(path)
+        raise
     return listener
 
 

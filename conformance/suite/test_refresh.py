@@ -145,6 +145,17 @@ class Refreshing:
             "after a refresh the definitions still list a tool its server removed, which the gate refuses",
         )
 
+    async def told_inactive(self, server_id: str, qualified: str) -> None:
+        """A required tool left inactive for want of room is in the run's notices (RFR-3.5)."""
+        notices = await self.run.notices()
+        if not [n for n in notices if n.get("kind") == "required_tool_inactive" and qualified in n.get("tools", [])]:
+            raise self.fail(
+                "RFR-3.5",
+                "a required tool left inactive for want of room is not in the run's notices",
+                expected={"kind": "required_tool_inactive", "server": server_id, "tools": [qualified]},
+                observed=notices,
+            )
+
     def calls_since(self, qualified: str, start: int) -> list[ToolCalled]:
         server_id, name = qualified.split("__", 1)
         return self.fleet.ledger().calls(server_id, name)[start:]
@@ -365,17 +376,7 @@ def test_a_new_required_tool_is_activated_where_it_fits_and_reported_where_not(s
                 raise live.fail(
                     "RFR-3.5", "a required tool a refresh brought took fixed past its maxActiveTools", observed=active
                 )
-            notices = await r.notices()
-            told = [
-                n for n in notices if n.get("kind") == "required_tool_inactive" and "fixed__d" in n.get("tools", [])
-            ]
-            if not told:
-                raise live.fail(
-                    "RFR-3.5",
-                    "a required tool left inactive for want of room is not in the run's notices",
-                    expected={"kind": "required_tool_inactive", "server": "fixed", "tools": ["fixed__d"]},
-                    observed=notices,
-                )
+            await live.told_inactive("fixed", "fixed__d")
 
     with _serve(fleets) as fleet:
         run(body(fleet))
@@ -424,16 +425,7 @@ def test_a_new_required_tool_stays_inactive_in_a_run_at_its_dynamic_capacity(sut
                     "used up",
                     observed=now,
                 )
-            notices = await r.notices()
-            if not [
-                n for n in notices if n.get("kind") == "required_tool_inactive" and "later__q" in n.get("tools", [])
-            ]:
-                raise live.fail(
-                    "RFR-3.5",
-                    "a required tool left inactive for want of room is not in the run's notices",
-                    expected={"kind": "required_tool_inactive", "server": "later", "tools": ["later__q"]},
-                    observed=notices,
-                )
+            await live.told_inactive("later", "later__q")
 
     with fleets.serve(FULL_SPEC, FULL_POLICIES) as fleet:
         run(body(fleet))

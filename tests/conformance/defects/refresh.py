@@ -90,17 +90,23 @@ def only_the_first_refresh_counts() -> None:
     _apply_wrapped(once)
 
 
+def _connection_keeps(answer: bool) -> None:
+    """``apply_listing`` answers ``answer`` whatever became of the listing: the connection
+    keeps the new listing for later rebuilds (True) or the one it had (False)."""
+
+    def fixed(apply: Any, self: AdaptiveToolset, server_id: str, tools: Listing) -> bool:
+        apply(self, server_id, tools)
+        return answer
+
+    _apply_wrapped(fixed)
+
+
 @defect("RFR-1.2", "a listing the run could not use is kept as its server's, so every later rebuild fails")
 def unusable_listing_kept() -> None:
     """The server keeps its last good catalog, but its connection keeps the bad listing, which
     every later refresh of any server rebuilds with: no other server's change is followed again."""
     _refreshing()
-
-    def kept_anyway(apply: Any, self: AdaptiveToolset, server_id: str, tools: Listing) -> bool:
-        apply(self, server_id, tools)
-        return True
-
-    _apply_wrapped(kept_anyway)
+    _connection_keeps(True)
 
 
 @defect("RFR-1.2", "a listing applied is not kept as its server's: the next refresh of another server reverts it")
@@ -108,12 +114,7 @@ def applied_listing_not_kept() -> None:
     """The catalog follows the new listing, but the connection keeps the one it opened with,
     which the next rebuild (another server's refresh) reads again."""
     _refreshing()
-
-    def not_kept(apply: Any, self: AdaptiveToolset, server_id: str, tools: Listing) -> bool:
-        apply(self, server_id, tools)
-        return False
-
-    _apply_wrapped(not_kept)
+    _connection_keeps(False)
 
 
 @defect("RFR-1.3", "the definitions follow a refresh one refresh late; the gate follows it at once")
@@ -294,7 +295,8 @@ def only_the_first_new_required_tool() -> None:
         # Those that do not fit are still reported (RFR-3.5 holds): only the second of two that fit is lost.
         for i in sorted(self._required() - self._active_set):
             entry = self.catalog.entries[i]
-            if self._per_server[entry.server_id] < self._policies[entry.server_id].max_active_tools:
+            cap = self._policies[entry.server_id].max_active_tools
+            if self._per_server[entry.server_id] < cap and len(self._active) < self.budgets.dynamic_capacity:
                 self._activate(i)
                 return
             self._notice("required_tool_inactive", entry.server_id, "no room", [entry.exposed_name])
