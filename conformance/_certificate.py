@@ -206,6 +206,19 @@ class ErrorRow(TypedDict):
     message: str
 
 
+class InconclusiveRow(TypedDict):
+    """A test that ran and could not establish what it checks."""
+
+    test: str
+    #: The clauses it cites.
+    clauses: list[str]
+    #: Why: the check's own words.
+    message: str
+    #: The sentence or clause that broke first, or "" when the SUT's legitimate choices left
+    #: nothing to check.
+    because: str
+
+
 class PropertyRow(PropertyStats):
     test: str
 
@@ -243,6 +256,7 @@ class Certificate(TypedDict):
     clauses: list[ClauseRow]
     failures: list[FailureRow]
     errors: list[ErrorRow]
+    inconclusive: list[InconclusiveRow]
     properties: list[PropertyRow]
     notes: list[str]
 
@@ -257,10 +271,15 @@ def suite_version() -> SuiteInfo:
     return SuiteInfo(package=DISTRIBUTION, version=version, spec_sha256=hashlib.sha256(spec).hexdigest())
 
 
+#: A first sentence: up to a ``.``, ``:`` or ``;`` before a space or the end, outside code
+#: spans (``sideEffects: readOnly`` does not end one).
+_FIRST_SENTENCE: Final = re.compile(r"((?:`[^`]*`|[^`.:;]|[.:;](?=\S))+?[.:;])(?:\s|$)")
+
+
 def _title(clause: Clause) -> str:
     """The clause's first sentence, whole."""
     first = clause.text.split("\n\n", 1)[0]
-    match = re.match(r"(.+?[.:;])(?:\s|$)", first)
+    match = _FIRST_SENTENCE.match(first)
     return (match.group(1) if match else first).rstrip(".:;")
 
 
@@ -533,6 +552,13 @@ def build_certificate(
         clauses=rows,
         failures=failures,
         errors=errors,
+        inconclusive=[
+            InconclusiveRow(
+                test=r["nodeid"], clauses=r["clauses"], message=r["message"], because=r["inconclusive_because"]
+            )
+            for r in tests
+            if r["kind"] == "inconclusive"
+        ],
         properties=[PropertyRow(test=r["nodeid"], **r["property"]) for r in tests if r["property"] is not None],
         notes=notes,
     )

@@ -22,6 +22,7 @@ from conformance._certificate import (
     ClauseRow,
     ExitCode,
     FailureRow,
+    InconclusiveRow,
     PropertyRow,
 )
 from conformance._records import Kind
@@ -99,6 +100,22 @@ def outcome(kind: Kind) -> str:
     assert_never(kind)
 
 
+#: What an inconclusive test means for the clauses it cites.
+INCONCLUSIVE: Final = (
+    "These tests ran and could not establish what they check. One that found nothing to check (the "
+    "implementation's choices left none) leaves the clauses it cites to their other tests; one that could "
+    "not judge because another sentence broke first leaves them inconclusive."
+)
+
+
+def _why(row: InconclusiveRow) -> str:
+    # The record's message opens with its kind, which the section's heading already says.
+    message = row["message"].removeprefix("inconclusive: ")
+    if row["because"] and row["because"] not in message:
+        return f"{message} (broke first: {row['because']})"
+    return message
+
+
 def _test_counts(cert: Certificate) -> str:
     counts = cert["tests"]
     total = sum(counts.values())
@@ -145,6 +162,8 @@ def render_markdown(cert: Certificate) -> str:
         lines.append("- [Failures](#failures): " + ", ".join(f"[{k}](#{_anchor(k)})" for k, _ in groups))
     if cert["errors"]:
         lines.append("- [Errors](#errors)")
+    if cert["inconclusive"]:
+        lines.append("- [Inconclusive tests](#inconclusive-tests)")
     lines += ["- [Properties](#properties)", "- [Expectations](#expectations)", ""]
     lines += ["## Run", "", "| | |", "|---|---|"]
     lines += [f"| {key} | {_cell(value)} |" for key, value in _facts(cert)]
@@ -170,6 +189,12 @@ def render_markdown(cert: Certificate) -> str:
         for error in cert["errors"]:
             lines += [f"- `{error['test']}` ({error['when']})", ""]
             lines += _details("what broke", error["message"])
+    if cert["inconclusive"]:
+        lines += ["## Inconclusive tests", "", INCONCLUSIVE, ""]
+        lines += [
+            f"- `{row['test']}` ({', '.join(row['clauses'])}): {_text(_why(row))}" for row in cert["inconclusive"]
+        ]
+        lines.append("")
     lines += ["## Properties", "", "| test | examples | shrink steps | shrinking |", "|---|---|---|---|"]
     for prop in cert["properties"]:
         drawn = f"{prop['examples']} of {prop['max_examples']}" + (" (cut short)" if prop["cut_short"] else "")
@@ -272,6 +297,8 @@ def render_html(cert: Certificate) -> str:
         toc.append(f'<li><a href="#failures">Failures</a>: {links}</li>')
     if cert["errors"]:
         toc.append('<li><a href="#errors">Errors</a></li>')
+    if cert["inconclusive"]:
+        toc.append('<li><a href="#inconclusive-tests">Inconclusive tests</a></li>')
     toc += ['<li><a href="#properties">Properties</a></li>', '<li><a href="#expectations">Expectations</a></li>']
     parts.append("<h2>Contents</h2><ul>" + "".join(toc) + "</ul>")
     facts = [*_facts(cert), *(("note", n) for n in cert["notes"])]
@@ -308,6 +335,13 @@ def render_html(cert: Certificate) -> str:
                 f"<p><code>{e(error['test'])}</code> ({e(str(error['when']))})</p>"
                 f"<details><summary>what broke</summary><pre>{e(error['message'])}</pre></details>"
             )
+    if cert["inconclusive"]:
+        parts.append(f'<h2 id="inconclusive-tests">Inconclusive tests</h2><p>{e(INCONCLUSIVE)}</p><ul>')
+        parts += [
+            f"<li><code>{e(row['test'])}</code> ({e(', '.join(row['clauses']))}): {e(_why(row))}</li>"
+            for row in cert["inconclusive"]
+        ]
+        parts.append("</ul>")
     parts.append(
         '<h2 id="properties">Properties</h2><table><tr><th>test</th><th>examples</th>'
         "<th>shrink steps</th><th>shrinking</th></tr>"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conformance._certificate import _title
+from conformance._clauses import CLAUSES
 from conformance._expectations import Expectation
 from conformance._reaper import Leftover
 from tests.conformance.certificates import certificate, finding, record, session, statuses
@@ -356,3 +358,10 @@ def test_what_the_platform_could_not_track_is_a_note_of_the_certificate(tmp_path
 
     assert tracked["notes"] == []
     assert untracked["notes"] == ["daemons escape here"]
+
+
+def test_a_colon_inside_code_does_not_end_a_clause_title() -> None:
+    title = _title(CLAUSES["POL-5"])
+
+    assert title.startswith("Under `sideEffects: readOnly`, a tool is eligible only when")
+    assert title.endswith("`readOnlyHint` equal to the JSON value `true`")

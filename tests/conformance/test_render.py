@@ -15,7 +15,8 @@ from tests.conformance.certificates import certificate, finding, record
 
 
 def sample(tmp_path: Path) -> Certificate:
-    """A certificate with every part: a MUST failure, a protocol failure, an expected one, an error."""
+    """A certificate with every part: a MUST failure, a protocol failure, an expected one, an error,
+    an inconclusive test."""
     stats = PropertyStats(
         max_examples=12, examples=4, cut_short=False, shrink_steps=31, shrink_seconds=2.5, shrink_stopped="time"
     )
@@ -29,6 +30,9 @@ def sample(tmp_path: Path) -> Certificate:
         ),
         record("test_three", ["A-2"], "finding", findings=[finding(["A-2"], "known gap")]),
         record("test_four", ["A-2"], "error", message="fixture 'fleets' broke: OSError: no ports", when="setup"),
+        record(
+            "test_five", ["A-1"], "inconclusive", message="the first round broke A-1.1", inconclusive_because="A-1.1"
+        ),
     ]
     cert = certificate(
         tmp_path,
@@ -86,6 +90,20 @@ def test_the_html_escapes_every_value_and_loads_nothing(tmp_path: Path) -> None:
 
     assert "<script>" not in page and "&lt;script&gt;" in page and "&lt;b&gt;bold" in page
     assert "<link" not in page and "src=" not in page
+
+
+def test_a_test_that_found_nothing_to_check_is_named_with_its_reason_beside_a_passing_clause(tmp_path: Path) -> None:
+    empty = "nothing to check: the implementation evicted no tool"
+    said = f"inconclusive: {empty}"
+    tests = [record("test_one", ["A-1"]), record("test_two", ["A-1"], "inconclusive", message=said)]
+
+    cert = certificate(tmp_path, tests)
+    markdown, page = render_markdown(cert), render_html(cert)
+
+    assert cert["clauses"][0]["status"] == "pass"
+    assert f"- `test_x.py::test_two` (A-1): {empty}" in markdown
+    assert "[Inconclusive tests](#inconclusive-tests)" in markdown
+    assert f"<li><code>test_x.py::test_two</code> (A-1): {empty}</li>" in page
 
 
 def test_a_long_note_is_never_cut(tmp_path: Path) -> None:
