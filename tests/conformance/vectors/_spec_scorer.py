@@ -161,7 +161,7 @@ def _names(server_id: str, text: str, rules: Rules) -> bool:
     return names(server_id, text, rules.server_boundary)
 
 
-def _intent(name_words: set[str], read_intent: bool, rules: Rules) -> int:
+def _intent(name_words: frozenset[str], read_intent: bool, rules: Rules) -> int:
     read, write = bool(name_words & rules.read_verbs), bool(name_words & rules.write_verbs)
     if rules.write_cancels_read and write:
         read = False
@@ -179,18 +179,20 @@ def read_intent(message: str, prompt: str, rules: Rules = SPEC_RULES) -> bool:
     )
 
 
-def score(tool: VectorTool, message: str, prompt: str, rules: Rules = SPEC_RULES) -> Scored:
+@dataclass(frozen=True, slots=True)
+class _Query:
+    """What a score takes from the message and the prompt alone, the same for every tool."""
+
+    message_words: Sequence[str]
+    message_set: set[str]
+    prompt_words: set[str]
+    fired: list[tuple[str, str]]
+    read_intent: bool
+
+
+def _query(message: str, prompt: str, rules: Rules) -> _Query:
     words = rules.words
-    tool_words = set(words(tool.name)) | (set(words(tool.description)) if rules.description_words else set())
-    message_words, prompt_words = set(words(message)), set(words(prompt))
     alias_text = f"{message} {prompt}" if rules.aliases_from_prompt else message
-    name = tool.name.casefold()
-    name_words = set(words(tool.name))
-    message_hits = tuple(sorted(tool_words & message_words))
-    prompt_hits = tuple(sorted(tool_words & prompt_words))
-    in_message = _names(tool.server, message, rules)
-    in_prompt = _names(tool.server, prompt, rules)
-    read_only = _read_only(tool.annotations, rules.read_only_truthy)
     fired = [
         (trigger, target)
         for trigger, target in rules.aliases
@@ -199,11 +201,34 @@ def score(tool: VectorTool, message: str, prompt: str, rules: Rules = SPEC_RULES
     if rules.one_alias_per_target:
         targets = [target for _, target in fired]
         fired = [(trigger, target) for i, (trigger, target) in enumerate(fired) if target not in targets[:i]]
-    aliases = tuple(trigger for trigger, target in fired if target in name)
-    intent = _intent(name_words, read_intent(message, prompt, rules), rules)
+    message_words = words(message)
+    return _Query(message_words, set(message_words), set(words(prompt)), fired, read_intent(message, prompt, rules))
+
+
+def score(tool: VectorTool, message: str, prompt: str, rules: Rules = SPEC_RULES) -> Scored:
+    return _score(tool, message, prompt, _query(message, prompt, rules), rules)
+
+
+@cache
+def _word_set(words: Callable[[str], Sequence[str]], text: str) -> frozenset[str]:
+    # Every message is scored against the same tools, by a few tokenizers: split each once.
+    return frozenset(words(text))
+
+
+def _score(tool: VectorTool, message: str, prompt: str, query: _Query, rules: Rules) -> Scored:
+    name_words = _word_set(rules.words, tool.name)
+    tool_words = name_words | _word_set(rules.words, tool.description) if rules.description_words else name_words
+    name = tool.name.casefold()
+    message_hits = tuple(sorted(tool_words & query.message_set))
+    prompt_hits = tuple(sorted(tool_words & query.prompt_words))
+    in_message = _names(tool.server, message, rules)
+    in_prompt = _names(tool.server, prompt, rules)
+    read_only = _read_only(tool.annotations, rules.read_only_truthy)
+    aliases = tuple(trigger for trigger, target in query.fired if target in name)
+    intent = _intent(name_words, query.read_intent, rules)
     repeats = 0
     if rules.repeated_message_words:
-        repeats = sum(words(message).count(word) - 1 for word in message_hits)
+        repeats = sum(query.message_words.count(word) - 1 for word in message_hits)
     total = (
         rules.message_hit * (len(message_hits) + repeats)
         + rules.prompt_hit * len(prompt_hits)
@@ -235,7 +260,8 @@ def rank(tools: Sequence[VectorTool], message: str, prompt: str, rules: Rules = 
     hidden: set[str] = set()
     if rules.read_intent_hides_writes and read_intent(message, prompt, rules):
         hidden = {tool.qualified for tool in tools if set(rules.words(tool.name)) & rules.write_verbs}
-    scores = {tool.qualified: score(tool, message, prompt, rules) for tool in tools}
+    query = _query(message, prompt, rules)
+    scores = {tool.qualified: _score(tool, message, prompt, query, rules) for tool in tools}
     listed = {tool.qualified: i for i, tool in enumerate(tools)}
     tie_key = listed.__getitem__ if rules.ties_by_listing else rules.tie_key
     order = sorted(scores, key=lambda name: (-scores[name].score, tie_key(name)))
