@@ -554,7 +554,11 @@ def build_certificate(
         errors=errors,
         inconclusive=[
             InconclusiveRow(
-                test=r["nodeid"], clauses=r["clauses"], message=r["message"], because=r["inconclusive_because"]
+                test=r["nodeid"],
+                clauses=r["clauses"],
+                # The record's message opens with its kind, which the row already is.
+                message=r["message"].removeprefix("inconclusive: "),
+                because=r["inconclusive_because"],
             )
             for r in tests
             if r["kind"] == "inconclusive"

@@ -109,11 +109,9 @@ INCONCLUSIVE: Final = (
 
 
 def _why(row: InconclusiveRow) -> str:
-    # The record's message opens with its kind, which the section's heading already says.
-    message = row["message"].removeprefix("inconclusive: ")
-    if row["because"] and row["because"] not in message:
-        return f"{message} (broke first: {row['because']})"
-    return message
+    if row["because"] and row["because"] not in row["message"]:
+        return f"{row['message']} (broke first: {row['because']})"
+    return row["message"]
 
 
 def _test_counts(cert: Certificate) -> str:

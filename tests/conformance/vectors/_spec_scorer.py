@@ -257,10 +257,10 @@ class Ranking:
 
 def rank(tools: Sequence[VectorTool], message: str, prompt: str, rules: Rules = SPEC_RULES) -> Ranking:
     """SEL-5 / RNK-8: score descending, then qualified name; DSC-10: the relevant ones, in that order."""
-    hidden: set[str] = set()
-    if rules.read_intent_hides_writes and read_intent(message, prompt, rules):
-        hidden = {tool.qualified for tool in tools if set(rules.words(tool.name)) & rules.write_verbs}
     query = _query(message, prompt, rules)
+    hidden: set[str] = set()
+    if rules.read_intent_hides_writes and query.read_intent:
+        hidden = {tool.qualified for tool in tools if _word_set(rules.words, tool.name) & rules.write_verbs}
     scores = {tool.qualified: _score(tool, message, prompt, query, rules) for tool in tools}
     listed = {tool.qualified: i for i, tool in enumerate(tools)}
     tie_key = listed.__getitem__ if rules.ties_by_listing else rules.tie_key
