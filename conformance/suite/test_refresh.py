@@ -37,6 +37,10 @@ from mock_servers import ChangeDocument, Faults, FleetSpec, ServerSpec, ToolCall
 READ_ONLY = {"readOnlyHint": True}
 #: How long a server may wait to be listed again after a change (PROTOCOL.md P39).
 RELIST_SECONDS = 10.0
+#: How long a host that does not claim refresh is watched after a change: one that refreshes
+#: anyway lists the server again within milliseconds, one that keeps its catalog is waited for
+#: this long, once. A host owes no signal here (P39 binds only hosts with refresh).
+UNCLAIMED_SECONDS = 2.0
 
 
 def _server(server_id: str, *tools: ToolSpec, page_size: int = 50) -> ServerSpec:
@@ -662,4 +666,37 @@ def test_a_run_opened_without_refresh_keeps_its_catalog_beside_one_with_it(sut: 
 
     legacy = _connected_to_the_initialize_era() if era == "initialize" else contextlib.nullcontext()
     with fleets.serve(spec, policies) as fleet, legacy:
+        run(body(fleet))
+
+
+@clause("DEF-3.1")
+def test_a_run_asking_for_refresh_of_a_host_that_does_not_claim_it_keeps_its_catalog(sut: Sut, fleets: Fleets) -> None:
+    """P38: a host that does not claim refresh ignores the field, so a tool its server stops
+    listing stays in the definitions. Such a host owes no signal that a change was listed: the
+    check gives it a bounded time to list the server again, then reads the definitions."""
+    if sut.implementation is None or "refresh" in sut.implementation.profiles:
+        nothing_to_check(
+            "the host claims refresh (or names no profiles): its runs that ask for it follow their servers"
+        )
+
+    async def body(fleet: Fleet) -> None:
+        async with _refreshing(sut, fleet) as r:
+            before = names(mcp_definitions(await r.definitions(), []))
+            if "docs__get_page" not in before:
+                raise AssertionError("the first round of this fleet activates every tool of docs")
+            catalog = await fleet.change_tools("docs", {"remove": ["get_page"]})
+            relisted = await fleet.relisted("docs", catalog, UNCLAIMED_SECONDS)
+            lost = sorted(set(before) - set(names(mcp_definitions(await r.definitions(), []))))
+            if lost:
+                raise fail(
+                    ("DEF-3.1",),
+                    "a run that asked for refresh, of a host that does not claim it, lost active tools when its "
+                    "server changed its list",
+                    expected=before,
+                    observed={"lost": lost, "docs listed again": relisted != "timeout"},
+                    case=fleet.describe()
+                    | {"open": {"refresh": True}, "changes": [{"server": "docs", "remove": ["get_page"]}]},
+                )
+
+    with _serve(fleets) as fleet:
         run(body(fleet))

@@ -36,6 +36,17 @@ def claiming(*, eviction: str | None = None, refresh: bool = False) -> None:
     _swap(_session.ReferenceDriver, "__init__", __init__)
 
 
+def unclaimed(profile: str) -> None:
+    """Leave ``profile`` out of the driver's claims, whatever it has turned on."""
+    initialize = _session.ReferenceDriver.initialize
+
+    async def claims(self: _session.ReferenceDriver, params: Any = None) -> _session.InitializeResult:
+        result = await initialize(self, params)
+        return {**result, "profiles": [p for p in result["profiles"] if p != profile]}
+
+    _swap(_session.ReferenceDriver, "initialize", claims)
+
+
 def _evicting() -> None:
     claiming(eviction="lru")
 
@@ -386,10 +397,4 @@ def request_cached_while_the_count_holds() -> None:
 def eviction_without_the_claim() -> None:
     """The eviction of a run that asks for it is on, but the driver's claims leave it out."""
     _evicting()
-    initialize = _session.ReferenceDriver.initialize
-
-    async def unclaimed(self: _session.ReferenceDriver, params: Any = None) -> _session.InitializeResult:
-        result = await initialize(self, params)
-        return {**result, "profiles": [p for p in result["profiles"] if p != "eviction"]}
-
-    _swap(_session.ReferenceDriver, "initialize", unclaimed)
+    unclaimed("eviction")

@@ -21,7 +21,7 @@ from reference_impl._toolset import AdaptiveToolset
 from reference_impl.driver import _session
 from tests.conformance.defects._patches import _swap
 from tests.conformance.defects._registry import defect, variant
-from tests.conformance.defects.eviction import claiming
+from tests.conformance.defects.eviction import claiming, unclaimed
 
 __all__: list[str] = []
 
@@ -470,6 +470,13 @@ def refresh_for_every_run() -> None:
         return await original(self, params)
 
     _swap(_session.ReferenceDriver, "open_run", open_run)
+
+
+@defect("DEF-3.1", "a driver that does not claim refresh refreshes the runs that ask for it")
+def refresh_without_the_claim() -> None:
+    """The run's ``refresh`` is honoured whatever the driver claims: ``and`` read as ``or``."""
+    _refreshing()
+    unclaimed("refresh")
 
 
 @defect("RFR-1.1", "a host with refresh hears of changes only on listen streams, not on a handshake-era connection")
