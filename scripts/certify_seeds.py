@@ -62,6 +62,12 @@ IMPLEMENTATIONS: Final = {
     for impl in (
         Implementation("reference", "the reference, through its stdio driver", "reference", "conformant"),
         Implementation(
+            "reference-every-profile",
+            "the reference claiming the optional profiles too (`eviction`, `refresh`), through its stdio driver",
+            f"{shlex.quote(sys.executable)} -m reference_impl.driver --eviction lru --refresh",
+            "conformant",
+        ),
+        Implementation(
             "typescript-host",
             "the complete TypeScript host (`examples/typescript-host`)",
             "node examples/typescript-host/dist/driver.js",
@@ -83,7 +89,7 @@ IMPLEMENTATIONS: Final = {
         ),
     )
 }
-DEFAULT_IMPLEMENTATIONS: Final = ("reference", "typescript-host", "typescript-driver")
+DEFAULT_IMPLEMENTATIONS: Final = ("reference", "reference-every-profile", "typescript-host", "typescript-driver")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -311,8 +317,9 @@ def render(results: Sequence[Verdicts], args: argparse.Namespace, command: str) 
         + _commits(o for result in results for o in result.outcomes),
         "",
         "What must hold: no `error` verdict at any seed, and the same verdict at every seed for",
-        "each implementation that has one (`conformant` for the reference and the TypeScript",
-        "host, `non-conformant` for the skeleton, whose placeholders break clauses on purpose).",
+        "each implementation that has one (`conformant` for the reference, with or without the",
+        "optional profiles, and the TypeScript host, `non-conformant` for the skeleton, whose",
+        "placeholders break clauses on purpose).",
         "",
         "| implementation | seeds | verdicts | errors | same verdict at every seed | met | seconds per run (mean, max) |",
         "|---|---|---|---|---|---|---|",
