@@ -78,10 +78,12 @@ class Refreshing:
         self.fleet = fleet
         self.run = r
         self.changes: list[dict[str, Any]] = []
+        #: What the run was opened with, beside its servers: for the case of a finding.
+        self.opened: dict[str, Any] = {"refresh": True}
 
     @property
     def case(self) -> dict[str, Any]:
-        return self.fleet.describe() | {"open": {"refresh": True}, "changes": self.changes}
+        return self.fleet.describe() | {"open": self.opened, "changes": self.changes}
 
     def fail(self, sentence: str, message: str, *, expected: object = None, observed: object = None) -> Exception:
         return fail((sentence,), message, expected=expected, observed=observed, case=self.case)
@@ -401,14 +403,24 @@ FULL_POLICIES: dict[str, ToolPolicy] = {"later": {"mode": "all", "maxActiveTools
 
 # It cites BUD-2.1 to read the definitions past 112 itself: there, a refresh that brought a
 # tool past the watermark is the finding (RFR-3.5), not a budget broken elsewhere.
-@clause("RFR-3.5", "BUD-2.1")
-def test_a_new_required_tool_stays_inactive_in_a_run_at_its_dynamic_capacity(sut: Sut, fleets: Fleets) -> None:
-    """Its server's maxActiveTools leaves room; the dynamic capacity does not."""
+@clause("RFR-2.4", "RFR-3.5", "BUD-2.1")
+@pytest.mark.parametrize("eviction", [False, True], ids=["growing", "with-eviction"])
+def test_a_new_required_tool_stays_inactive_in_a_run_at_its_dynamic_capacity(
+    sut: Sut, fleets: Fleets, eviction: bool
+) -> None:
+    """Its server's maxActiveTools leaves room; the dynamic capacity does not. In a run with
+    eviction too, a refresh evicts nothing to make room: only a discovery call evicts (EVC-1.2),
+    and its result says what went (EVC-4)."""
+    if eviction and (sut.implementation is None or "eviction" not in sut.implementation.profiles):
+        nothing_to_check("the host does not claim eviction: its runs with refresh only grow")
 
     async def body(fleet: Fleet) -> None:
         params: OpenParams = {**open_params(fleet.with_policies(FULL_POLICIES), FULL_BASE), "refresh": True}
+        if eviction:
+            params["eviction"] = "lru"
         async with sut.open(params) as r:
             live = Refreshing(fleet, r)
+            live.opened = {"refresh": True, "eviction": "lru"} if eviction else {"refresh": True}
             base = names(FULL_BASE)
 
             async def active() -> list[str]:
@@ -418,10 +430,19 @@ def test_a_new_required_tool_stays_inactive_in_a_run_at_its_dynamic_capacity(sut
                 if len(await active()) >= FULL_CAPACITY:
                     break
                 await r.call(DISCOVERY, {"query": "wide operation", "server_ids": ["wide"], "limit": 12})
-            if len(await active()) < FULL_CAPACITY:
+            before = await active()
+            if len(before) < FULL_CAPACITY:
                 nothing_to_check("discovery left room under the dynamic capacity (DSC-5.6 allows it)")
             await live.change("later", {"add": [{"name": "q", "annotations": READ_ONLY}]})
             now = await active()
+            lost = sorted(set(before) - set(now))
+            if lost:
+                raise live.fail(
+                    "RFR-2.4",
+                    "a refresh that only added a tool took active tools out of the run",
+                    expected=sorted(before),
+                    observed={"lost": lost},
+                )
             if "later__q" in now or len(now) > FULL_CAPACITY:
                 raise live.fail(
                     "RFR-3.5",

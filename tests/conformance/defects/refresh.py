@@ -211,6 +211,29 @@ def _rebuild_wrapped(change: Any) -> None:
     _swap(AdaptiveToolset, "apply_listing", wrapped)
 
 
+@defect(
+    "RFR-2.4",
+    "in a run with eviction, a refresh evicts the least recently used tool to make room for a new required tool",
+)
+def refresh_evicts_for_required_tools() -> None:
+    """The eviction of discovery calls reused where a refresh brings a required tool that the
+    dynamic capacity leaves no room for: a tool goes, and no result says so."""
+    claiming(eviction="lru", refresh=True)
+    activate_required = AdaptiveToolset._activate_required
+
+    def _activate_required(self: AdaptiveToolset) -> None:
+        if self.eviction is not None:
+            for i in sorted(self._required() - self._active_set):
+                server_id = self.catalog.entries[i].server_id
+                room = self._per_server[server_id] < self._policies[server_id].max_active_tools
+                evictable = self._evictable()
+                if room and len(self._active) >= self.budgets.dynamic_capacity and evictable:
+                    self._evict(evictable[0])
+        activate_required(self)
+
+    _swap(AdaptiveToolset, "_activate_required", _activate_required)
+
+
 @defect("RFR-2.4", "a refresh that takes a tool out drops every tool activated after it")
 def refresh_drops_the_tools_after_a_removed_one() -> None:
     """Carrying the active set over stops at the first tool the new listing no longer holds."""
