@@ -12,10 +12,11 @@ step: what is active, when each tool was last used, and which tools are required
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -78,6 +79,10 @@ CAPS = {sid: POLICIES.get(sid, ToolPolicy()).get("maxActiveTools", 24) for sid i
 
 def eviction_params(fleet: Fleet) -> OpenParams:
     return {**open_params(fleet.with_policies(POLICIES), BASE), "eviction": "lru"}
+
+
+def _growing_params(fleet: Fleet) -> OpenParams:
+    return open_params(fleet.with_policies(POLICIES), BASE)
 
 
 def server_of(name: str) -> str:
@@ -373,16 +378,37 @@ def test_the_same_run_given_the_same_calls_evicts_the_same_tools(sut: Sut, fleet
         )
 
 
+#: How a run that must only grow is opened: its params, what a finding's case says of that,
+#: and why it must only grow.
+_GROWING: dict[str, tuple[Callable[[Fleet], OpenParams], dict[str, Any], str]] = {
+    "without-eviction": (_growing_params, {"eviction": "left out"}, "opened without eviction"),
+    "asking-a-host-that-does-not-claim-it": (
+        eviction_params,
+        {"eviction": "lru"},
+        "it asked for eviction of a host that does not claim it",
+    ),
+}
+
+
 @clause("DEF-3.1")
-def test_a_run_asking_for_eviction_of_a_host_that_does_not_claim_it_only_grows(sut: Sut, fleets: Fleets) -> None:
-    """P37: a host that does not claim eviction ignores the field; discovery past the dynamic
-    capacity then activates what fits, and no active tool ever leaves the definitions."""
-    if sut.implementation is None or "eviction" in sut.implementation.profiles:
+@pytest.mark.parametrize("opened", sorted(_GROWING))
+def test_a_run_that_must_only_grow_loses_no_active_tool_past_the_dynamic_capacity(
+    sut: Sut, fleets: Fleets, opened: str
+) -> None:
+    """P37: a run opened without ``eviction`` only grows, also on a host that evicts in the
+    runs that ask for it; and a host that does not claim eviction ignores the field. Either
+    way, discovery past the dynamic capacity activates what fits, and no active tool ever
+    leaves the definitions."""
+    claims = sut.implementation is not None and "eviction" in sut.implementation.profiles
+    if opened == "without-eviction" and not claims:
+        nothing_to_check("the host does not claim eviction: every run of it only grows, which DEF-3's checks cover")
+    if opened != "without-eviction" and (claims or sut.implementation is None):
         nothing_to_check("the host claims eviction (or names no profiles): its runs that ask for it roll")
     walk: list[Step] = [*FILL, ("discover", "s4__a"), ("discover", "s5__a"), ("discover", "s0__b")]
+    params, asked, why = _GROWING[opened]
 
     async def body(fleet: Fleet) -> None:
-        async with sut.open(eviction_params(fleet)) as r:
+        async with sut.open(params(fleet)) as r:
             active = set(names(mcp_definitions(await r.definitions(), names(BASE))))
             for step, (_, name) in enumerate(walk):
                 await r.call(DISCOVERY, {"query": name, "server_ids": [server_of(name)], "limit": 4})
@@ -390,10 +416,10 @@ def test_a_run_asking_for_eviction_of_a_host_that_does_not_claim_it_only_grows(s
                 if active - now:
                     raise fail(
                         ("DEF-3.1",),
-                        "a run that asked for eviction, of a host that does not claim it, lost active tools",
+                        f"a run that must only grow ({why}) lost active tools",
                         expected=sorted(active),
                         observed={"lost": sorted(active - now), "after discovering": walk[: step + 1]},
-                        case=fleet.describe() | {"open": {"eviction": "lru", "baseTools": len(BASE)}},
+                        case=fleet.describe() | {"open": {**asked, "baseTools": len(BASE)}},
                     )
                 active = now
 

@@ -8,7 +8,7 @@ the search that evicts, the recency that orders, the gate, or the result that te
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from reference_impl import ToolResult
@@ -45,6 +45,18 @@ def unclaimed(profile: str) -> None:
         return {**result, "profiles": [p for p in result["profiles"] if p != profile]}
 
     _swap(_session.ReferenceDriver, "initialize", claims)
+
+
+def asked_by_every_run(field: str, value: Any) -> None:
+    """A run opened without ``field`` reads it as ``value``, the driver's own setting, not as off."""
+    original = _session.ReferenceDriver.open_run
+
+    async def open_run(self: _session.ReferenceDriver, params: Mapping[str, Any]) -> str:
+        if isinstance(params, Mapping) and field not in params:
+            params = {**params, field: value}
+        return await original(self, params)
+
+    _swap(_session.ReferenceDriver, "open_run", open_run)
 
 
 def _evicting() -> None:
@@ -391,6 +403,13 @@ def request_cached_while_the_count_holds() -> None:
         return made
 
     _swap(_session.ReferenceDriver, "request", request)
+
+
+@defect("DEF-3.1", "a driver with eviction evicts in every run, also one opened without it")
+def eviction_for_every_run() -> None:
+    """``eviction`` left out reads as the driver's own setting, not as growth only."""
+    _evicting()
+    asked_by_every_run("eviction", "lru")
 
 
 @defect("DEF-3.1", "a driver that does not claim eviction evicts in the runs that ask for it")

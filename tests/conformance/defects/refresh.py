@@ -18,10 +18,9 @@ from reference_impl._catalog import Catalog
 from reference_impl._policy import Eligibility
 from reference_impl._ranking import RankingIndex
 from reference_impl._toolset import AdaptiveToolset
-from reference_impl.driver import _session
 from tests.conformance.defects._patches import _swap
 from tests.conformance.defects._registry import defect, variant
-from tests.conformance.defects.eviction import claiming, unclaimed
+from tests.conformance.defects.eviction import asked_by_every_run, claiming, unclaimed
 
 __all__: list[str] = []
 
@@ -485,14 +484,7 @@ def failed_listing_drops_the_server() -> None:
 def refresh_for_every_run() -> None:
     """``refresh`` left out reads as the driver's own setting, not as false."""
     _refreshing()
-    original = _session.ReferenceDriver.open_run
-
-    async def open_run(self: _session.ReferenceDriver, params: Mapping[str, Any]) -> str:
-        if isinstance(params, Mapping) and "refresh" not in params:
-            params = {**params, "refresh": True}
-        return await original(self, params)
-
-    _swap(_session.ReferenceDriver, "open_run", open_run)
+    asked_by_every_run("refresh", True)
 
 
 @defect("DEF-3.1", "a driver that does not claim refresh refreshes the runs that ask for it")
