@@ -74,12 +74,12 @@ POLICIES: dict[str, ToolPolicy] = {
 class Refreshing:
     """A run with refresh on the live fleet, and what the checks ask of it."""
 
-    def __init__(self, fleet: Fleet, r: Run) -> None:
+    def __init__(self, fleet: Fleet, r: Run, opened: Mapping[str, Any] | None = None) -> None:
         self.fleet = fleet
         self.run = r
         self.changes: list[dict[str, Any]] = []
         #: What the run was opened with, beside its servers: for the case of a finding.
-        self.opened: dict[str, Any] = {"refresh": True}
+        self.opened = dict(opened or {"refresh": True})
 
     @property
     def case(self) -> dict[str, Any]:
@@ -419,8 +419,7 @@ def test_a_new_required_tool_stays_inactive_in_a_run_at_its_dynamic_capacity(
         if eviction:
             params["eviction"] = "lru"
         async with sut.open(params) as r:
-            live = Refreshing(fleet, r)
-            live.opened = {"refresh": True, "eviction": "lru"} if eviction else {"refresh": True}
+            live = Refreshing(fleet, r, {key: params[key] for key in ("refresh", "eviction") if key in params})
             base = names(FULL_BASE)
 
             async def active() -> list[str]:
