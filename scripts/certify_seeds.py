@@ -235,6 +235,8 @@ def certify_one(impl: Implementation, seed: int, args: argparse.Namespace, say: 
         return before
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
+    # Asked as each run starts: the checkout may move while runs go on for an hour.
+    commit = checkout_commit()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_CORE"))}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     started = time.monotonic()
@@ -256,8 +258,8 @@ def certify_one(impl: Implementation, seed: int, args: argparse.Namespace, say: 
         cert = {"verdict": "error", "exit_code": proc.returncode, "errors": [{"test": "(no certificate written)"}]}
     if not any(signal in why for why in cert.get("why", []) for signal in ("SIGINT", "SIGTERM")):
         # A run stopped from outside is run again next time; any other is kept.
-        stamp.write_text(json.dumps({"options": options, "seconds": round(seconds, 1), "commit": args.commit}) + "\n")
-    outcome = Outcome.of(impl.name, seed, cert, seconds, args.commit)
+        stamp.write_text(json.dumps({"options": options, "seconds": round(seconds, 1), "commit": commit}) + "\n")
+    outcome = Outcome.of(impl.name, seed, cert, seconds, commit)
     say(f"{impl.name} seed {seed}: {outcome.verdict} (exit {outcome.exit_code}, {seconds:.0f} s)")
     return outcome
 
@@ -395,14 +397,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if args.jobs < 1:
         parser.error(f"--jobs must be 1 or more, got {args.jobs}")
     args.implementations = [IMPLEMENTATIONS[name] for name in names]
-    args.commit = None  # main() asks git: parsing starts no process
     return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Certify, write the report; 0 when every implementation met what it must, else 1."""
     args = parse_args(argv)
-    args.commit = checkout_commit()
 
     def say(line: str) -> None:
         sys.stdout.write(f"certify-seeds: {line}\n")

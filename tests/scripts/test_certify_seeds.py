@@ -63,22 +63,25 @@ def test_the_report_names_the_commits_the_runs_were_made_at() -> None:
     assert "the runs below were made at commit `abc` × 2, not recorded × 1." in text
 
 
-def test_a_run_records_the_commit_of_the_checkout_it_was_made_in(
+def test_each_run_records_the_commit_the_checkout_was_at_when_it_started(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    args = parse_args(["--out", str(tmp_path), "--seeds", "4"])
-    args.commit = "0123456789ab+"
-    folder = tmp_path / "reference" / "seed-4"
+    args = parse_args(["--out", str(tmp_path), "--seeds", "4,5"])
+    # The checkout moves between the two runs, as it does when commits land during a long run.
+    commits = iter(["0123456789ab+", "ba9876543210"])
+    monkeypatch.setattr(certify_seeds, "checkout_commit", lambda: next(commits))
 
     def certify(argv: list[str], **_kwargs: Any) -> subprocess.CompletedProcess[str]:
-        (folder / "certificate.json").write_text(json.dumps({"verdict": "conformant", "exit_code": 0, "clauses": []}))
+        out = Path(argv[argv.index("--out") + 1])
+        (out / "certificate.json").write_text(json.dumps({"verdict": "conformant", "exit_code": 0, "clauses": []}))
         return subprocess.CompletedProcess(argv, 0)
 
     monkeypatch.setattr(subprocess, "run", certify)
-    certify_seeds.certify_one(IMPLEMENTATIONS["reference"], 4, args, lambda _line: None)
+    for seed in (4, 5):
+        certify_seeds.certify_one(IMPLEMENTATIONS["reference"], seed, args, lambda _line: None)
 
-    kept = certify_seeds.kept(IMPLEMENTATIONS["reference"], 4, args)
-    assert kept is not None and kept.commit == "0123456789ab+"
+    kept = [certify_seeds.kept(IMPLEMENTATIONS["reference"], seed, args) for seed in (4, 5)]
+    assert [k.commit if k else None for k in kept] == ["0123456789ab+", "ba9876543210"]
 
 
 @pytest.mark.e2e
@@ -123,6 +126,7 @@ def test_a_run_with_other_options_is_run_again(tmp_path: Path, monkeypatch: pyte
         return subprocess.CompletedProcess(argv, 2)
 
     monkeypatch.setattr(subprocess, "run", certify)
+    monkeypatch.setattr(certify_seeds, "checkout_commit", lambda: None)
 
     got = certify_seeds.certify_one(IMPLEMENTATIONS["reference"], 4, args, lambda _line: None)
 
