@@ -704,7 +704,8 @@ def test_a_run_asking_for_refresh_of_a_host_that_does_not_claim_it_keeps_its_cat
             before = names(mcp_definitions(await r.definitions(), []))
             if "docs__get_page" not in before:
                 raise AssertionError("the first round of this fleet activates every tool of docs")
-            catalog = await fleet.change_tools("docs", {"remove": ["get_page"]})
+            change: ChangeDocument = {"remove": ["get_page"]}
+            catalog = await fleet.change_tools("docs", change)
             relisted = await fleet.relisted("docs", catalog, UNCLAIMED_SECONDS)
             lost = sorted(set(before) - set(names(mcp_definitions(await r.definitions(), []))))
             if lost:
@@ -714,8 +715,7 @@ def test_a_run_asking_for_refresh_of_a_host_that_does_not_claim_it_keeps_its_cat
                     "server changed its list",
                     expected=before,
                     observed={"lost": lost, "docs listed again": relisted != "timeout"},
-                    case=fleet.describe()
-                    | {"open": {"refresh": True}, "changes": [{"server": "docs", "remove": ["get_page"]}]},
+                    case=fleet.describe() | {"open": {"refresh": True}, "changes": [{"server": "docs", **change}]},
                 )
 
     with _serve(fleets) as fleet:
