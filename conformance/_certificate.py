@@ -124,7 +124,7 @@ class RunInfo:
     timestamp: str
     seed: int = 0
     thoroughness: Thoroughness = "default"
-    profile: ProfileChoice | None = None
+    profiles: tuple[ProfileChoice, ...] = ()
     timeout: str | None = None
     shrink_time: float | None = None
     max_time: float | None = None
@@ -292,8 +292,7 @@ def replay_command(run: RunInfo, nodeid: str) -> str:
     argv = ["mcp-conformance", "replay", f"{run.sut_option}={run.sut_value}", f"--seed={run.seed}"]
     if run.thoroughness != "default":
         argv.append(f"--thoroughness={run.thoroughness}")
-    if run.profile:
-        argv.append(f"--profile={run.profile}")
+    argv += [f"--profile={profile}" for profile in run.profiles]
     if run.timeout:
         argv.append(f"--sut-timeout={run.timeout}")
     argv += [f"--examples={(run.cwd / run.examples_dir).resolve()}", nodeid]
@@ -537,7 +536,7 @@ def build_certificate(
         ),
         sut=f"{run.sut_option} {shlex.quote(run.sut_value)}",
         profiles_under_test=sorted(under_test),
-        profile_source=f"--profile {run.profile}" if run.profile else "as claimed by the implementation",
+        profile_source=" ".join(f"--profile {p}" for p in run.profiles) or "as claimed by the implementation",
         mode=run.mode,
         seed=run.seed,
         thoroughness=run.thoroughness,

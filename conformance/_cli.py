@@ -53,6 +53,7 @@ from conformance._options import (
     Mode,
     Option,
     OptionValueError,
+    ProfileChoice,
     Thoroughness,
     ValueType,
 )
@@ -129,6 +130,11 @@ def _values(args: argparse.Namespace, option: Option[_T]) -> list[_T]:
     """What the command line gave for a repeatable ``option``, each checked."""
     values: list[_T] = getattr(args, option.dest)
     return values
+
+
+def _profiles(args: argparse.Namespace) -> tuple[ProfileChoice, ...]:
+    """The ``--profile`` values, in the order given, each once."""
+    return tuple(dict.fromkeys(_values(args, PROFILE)))
 
 
 def _max_workers() -> int:
@@ -278,14 +284,14 @@ def certify(argv: Sequence[str]) -> int:
     timeout = None if sut_timeout is None else f"{sut_timeout:g}"
     max_time = _value(args, MAX_TIME) or DEFAULT_MAX_TIME
     shrink_time = 0.0 if args.no_shrink else _value(args, SHRINK_TIME)
-    profile = _value(args, PROFILE)
+    profiles = _profiles(args)
     options = SuiteOptions(
         sut_option=sut_option,
         sut_value=sut_value,
         work=work,
         report=work / "results.jsonl",
         examples=work / "examples",
-        profile=profile,
+        profiles=profiles,
         timeout=timeout,
         seed=seed,
         thoroughness=thoroughness,
@@ -329,7 +335,7 @@ def certify(argv: Sequence[str]) -> int:
             timestamp=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             seed=seed,
             thoroughness=thoroughness,
-            profile=profile,
+            profiles=profiles,
             timeout=timeout,
             shrink_time=shrink_time,
             max_time=max_time,
@@ -437,7 +443,7 @@ def replay(argv: Sequence[str]) -> int:
             work=work,
             report=work / "results.jsonl",
             examples=examples.resolve() if examples is not None else work / "examples",
-            profile=_value(args, PROFILE),
+            profiles=_profiles(args),
             timeout=None if sut_timeout is None else f"{sut_timeout:g}",
             seed=args.seed,
             thoroughness=thoroughness,

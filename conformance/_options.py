@@ -218,9 +218,11 @@ PROFILE: Final = Option(
     "--profile",
     "conformance_profile",
     "PROFILE",
-    "profiles whose tests run: core, lexical, eviction, refresh or all (default: the profiles the SUT claims in "
-    "initialize); tests of other profiles are skipped as not applicable",
+    "a profile whose tests run: core, lexical, eviction, refresh or all (repeatable: the tests of every profile "
+    "given run; default: the profiles the SUT claims in initialize); tests of other profiles are skipped as not "
+    "applicable",
     Choice(PROFILE_CHOICES),
+    repeatable=True,
     cli="--profile",
     commands=BOTH,
 )

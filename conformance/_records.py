@@ -59,7 +59,7 @@ class SessionRecord(TypedDict):
     #: Why the SUT could not be used, when ``implementation`` is None.
     problem: str
     profiles_under_test: list[str]
-    profile_option: str | None
+    profile_options: list[str]
     timeout: float
     seed: str | None
     thoroughness: str
@@ -228,7 +228,7 @@ def _session(record: dict[str, Any]) -> SessionRecord:
         ),
         problem=str(record.get("problem", "")),
         profiles_under_test=[str(p) for p in record.get("profiles_under_test", [])],
-        profile_option=record.get("profile_option"),
+        profile_options=[str(p) for p in record.get("profile_options", [])],
         timeout=float(record.get("timeout", 0.0)),
         seed=record.get("seed"),
         thoroughness=str(record.get("thoroughness", "default")),

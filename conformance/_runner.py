@@ -83,7 +83,7 @@ class SuiteOptions:
     work: Path
     report: Path
     examples: Path
-    profile: ProfileChoice | None = None
+    profiles: Sequence[ProfileChoice] = ()
     timeout: str | None = None
     seed: int = 0
     thoroughness: Thoroughness = "default"
@@ -113,8 +113,7 @@ def pytest_command(options: SuiteOptions) -> list[str]:
         argv.append(f"--numprocesses={options.workers}")
     argv += [f"{options.sut_option}={options.sut_value}", f"--hypothesis-seed={options.seed}"]
     argv.append(f"{THOROUGHNESS.flag}={options.thoroughness}")
-    if options.profile:
-        argv.append(f"{PROFILE.flag}={options.profile}")
+    argv += [f"{PROFILE.flag}={profile}" for profile in options.profiles]
     if options.timeout:
         argv.append(f"{SUT_TIMEOUT.flag}={options.timeout}")
     if options.shrink_time is not None:

@@ -82,8 +82,8 @@ class SutSession:
     @property
     def profiles(self) -> frozenset[Profile]:
         """The profiles whose tests run."""
-        if self.settings.profile is not None:
-            return _PROFILES[self.settings.profile]
+        if self.settings.profiles:
+            return frozenset().union(*(_PROFILES[choice] for choice in self.settings.profiles))
         claimed = self.implementation.profiles if self.implementation else ()
         return frozenset(p for p in PROFILES if p == "core" or p in claimed)
 
@@ -122,7 +122,7 @@ class SutSession:
             return [f"mcp-conformance: {self.settings.describe} (not started)"]
         claimed = ", ".join(impl.profiles) or "nothing"
         chosen = ", ".join(sorted(self.profiles))
-        source = f"--profile {self.settings.profile}" if self.settings.profile else "as claimed"
+        source = self.settings.profile_flags or "as claimed"
         return [
             f"mcp-conformance: {self.settings.describe}: {impl.name} {impl.version}, claims {claimed}",
             f"mcp-conformance: profiles under test: {chosen} ({source}); per-call timeout {self.settings.timeout:g} s",
@@ -132,8 +132,8 @@ class SutSession:
         """Why a test of ``profile`` does not run, or None when it does."""
         if profile in self.profiles:
             return None
-        if self.settings.profile is not None:
-            return f"not applicable: profile {profile!r} is not under test (--profile {self.settings.profile})"
+        if self.settings.profiles:
+            return f"not applicable: profile {profile!r} is not under test ({self.settings.profile_flags})"
         name = self.implementation.name if self.implementation else "the SUT"
         return f"not applicable: {name} does not claim the {profile!r} profile"
 
@@ -171,7 +171,7 @@ class SutSession:
             else {"name": impl.name, "version": impl.version, "profiles": list(impl.profiles)},
             problem=self.problem,
             profiles_under_test=sorted(self.profiles),
-            profile_option=self.settings.profile,
+            profile_options=list(self.settings.profiles),
             timeout=self.settings.timeout,
             seed=None if seed is None else str(seed),
             thoroughness=self.settings.thoroughness,

@@ -49,7 +49,8 @@ class Settings:
 
     sut: str | None
     sut_cmd: str | None
-    profile: ProfileChoice | None = None
+    #: What ``--profile`` gave, in order (none: the profiles the SUT claims).
+    profiles: tuple[ProfileChoice, ...] = ()
     timeout: float = DEFAULT_TIMEOUT
     thoroughness: Thoroughness = "default"
     shrink_time: float = DEFAULT_SHRINK_TIME
@@ -59,6 +60,11 @@ class Settings:
     examples: Path | None = None
     expectations: Path | None = None
     mode: Mode = "certify"
+
+    @property
+    def profile_flags(self) -> str:
+        """The ``--profile`` options as given ("" when none was)."""
+        return " ".join(f"--profile {profile}" for profile in self.profiles)
 
     @property
     def describe(self) -> str:
@@ -86,12 +92,26 @@ def _read(config: pytest.Config, option: Option[_T]) -> _T | None:
         raise pytest.UsageError(f"mcp-conformance: {exc}") from None
 
 
+def _given(config: pytest.Config, option: Option[Any]) -> list[str]:
+    """What the command line gave for a repeatable ``option``, else its ini value's words."""
+    given = config.getoption(option.dest, None) or []
+    if not given:
+        given = config.getini(option.dest) or []
+    return [str(value).strip() for value in given if str(value).strip()]
+
+
+def _read_all(config: pytest.Config, option: Option[_T]) -> tuple[_T, ...]:
+    """Each value of a repeatable ``option``, checked, in the order given, without repeats."""
+    try:
+        values = [option.parse(text) for text in _given(config, option)]
+    except OptionValueError as exc:
+        raise pytest.UsageError(f"mcp-conformance: {exc}") from None
+    return tuple(dict.fromkeys(values))
+
+
 def selected_clause_ids(config: pytest.Config) -> list[str]:
     """The ids given with ``--clause`` (or the ini's ``conformance_clauses``)."""
-    given = config.getoption(CLAUSE.dest, None) or []
-    if not given:
-        given = config.getini(CLAUSE.dest) or []
-    return [str(value).strip() for value in given if str(value).strip()]
+    return _given(config, CLAUSE)
 
 
 def read_settings(config: pytest.Config) -> Settings | None:
@@ -118,7 +138,7 @@ def read_settings(config: pytest.Config) -> Settings | None:
     return Settings(
         sut=sut,
         sut_cmd=sut_cmd,
-        profile=_read(config, PROFILE),
+        profiles=_read_all(config, PROFILE),
         timeout=_or(_read(config, SUT_TIMEOUT), DEFAULT_TIMEOUT),
         thoroughness=_or(_read(config, THOROUGHNESS), "default"),
         shrink_time=_or(_read(config, SHRINK_TIME), DEFAULT_SHRINK_TIME),

@@ -47,7 +47,7 @@ def session(**changes: Any) -> SessionRecord:
         implementation={"name": "acme", "version": "1.2", "profiles": ["core"]},
         problem="",
         profiles_under_test=["core"],
-        profile_option=None,
+        profile_options=[],
         timeout=30.0,
         seed="0",
         thoroughness="default",

@@ -55,6 +55,16 @@ def test_a_must_failure_is_non_conformant_with_the_case_and_a_replay_command(tmp
     )
 
 
+def test_the_profiles_a_run_was_given_are_its_source_and_are_given_again_on_replay(tmp_path: Path) -> None:
+    failing = record("test_one", ["A-1"], "finding", findings=[finding(["A-1"])])
+
+    cert = certificate(tmp_path, [failing], profiles=("eviction", "refresh"))
+
+    assert cert["profile_source"] == "--profile eviction --profile refresh"
+    assert "--seed=7 --profile=eviction --profile=refresh --examples=" in cert["failures"][0]["replay"]
+    assert certificate(tmp_path, [failing])["profile_source"] == "as claimed by the implementation"
+
+
 def test_only_the_clauses_a_finding_names_are_failed(tmp_path: Path) -> None:
     failing = record("test_one", ["A-1", "A-2"], "finding", findings=[finding(["A-2"])])
 

@@ -189,6 +189,46 @@ def test_an_explicit_profile_decides_which_tests_run(
         result.stdout.fnmatch_lines([f"SKIPPED * not applicable: profile * is not under test (--profile {profile})"])
 
 
+EVICTION_TEST = """
+
+@clause("EVC-1")
+def test_eviction(sut):
+    pass
+"""
+
+
+def test_every_profile_given_runs_its_tests_and_only_those(project: pytest.Pytester) -> None:
+    project.makepyfile(test_profiles=PROFILE_TESTS + EVICTION_TEST)
+
+    result = project.runpytest(
+        "--sut", "fake_sut:core", "--profile", "eviction", "--profile", "lexical", "-rs", "test_profiles.py"
+    )
+
+    result.assert_outcomes(passed=2, skipped=1)
+    result.stdout.fnmatch_lines(
+        ["SKIPPED * not applicable: profile 'core' is not under test (--profile eviction --profile lexical)"]
+    )
+
+
+def test_the_ini_file_names_several_profiles_on_one_line(project: pytest.Pytester) -> None:
+    project.makepyfile(test_profiles=PROFILE_TESTS + EVICTION_TEST)
+    project.makeini(INI + "conformance_profile = core eviction\n")
+
+    result = project.runpytest("--sut", "fake_sut:core", "-rs", "test_profiles.py")
+
+    result.assert_outcomes(passed=2, skipped=1)
+    result.stdout.fnmatch_lines(["SKIPPED * not applicable: profile 'lexical' is not under test (--profile core*)"])
+
+
+def test_an_unknown_profile_among_several_is_a_usage_error_naming_it(project: pytest.Pytester) -> None:
+    project.makepyfile(test_profiles=PROFILE_TESTS)
+
+    result = project.runpytest("--sut", "fake_sut:core", "--profile", "core", "--profile", "fast", "test_profiles.py")
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--profile must be one of core, lexical, eviction, refresh, all, got 'fast'*"])
+
+
 def test_a_test_citing_an_unknown_clause_through_the_raw_marker_stops_the_session(project: pytest.Pytester) -> None:
     project.makepyfile(test_raw="import pytest\n\n@pytest.mark.clause('NOPE-1')\ndef test_raw():\n    pass\n")
 
