@@ -43,8 +43,8 @@ from conformance._clauses import CLAUSES  # noqa: E402
 from tests.conformance.defects import DEFECTS  # noqa: E402
 
 WORK = ROOT / "attribution"
-#: Kept with the sources, beside the summary written from it: the whole catalog takes longer
-#: than a sitting, and a fresh checkout goes on where the last run stopped.
+#: Kept with the sources, beside the summary written from it: the whole catalog takes hours,
+#: so a run may stop anywhere, and a fresh checkout goes on where the last run stopped.
 RESULTS = ROOT / "tests" / "conformance" / "defects" / "attribution.json"
 SUMMARY = ROOT / "tests" / "conformance" / "defects" / "SUMMARY.md"
 #: A run that takes longer than this is stopped by certify and recorded as incomplete.

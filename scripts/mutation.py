@@ -26,7 +26,8 @@ of ``reference_impl`` finds the mutated copy in ``mutants/``). Steps:
    again every mutant whose record is stale.
 
 Every result is also kept in ``scripts/mutation-results.json``, which a fresh checkout's
-``--resume`` and ``--report`` start from: a run from scratch takes longer than a sitting.
+``--resume`` and ``--report`` start from: a run from scratch takes many hours, and may stop
+anywhere.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ VERDICTS = ROOT / "scripts" / "mutation-verdicts.toml"
 REPORT = ROOT / "MUTATION.md"
 VERIFIED = ROOT / "scripts" / "mutation-verified.json"
 #: Every result of the last run, kept with the sources: ``mutants/`` is a working directory
-#: that a fresh checkout lacks, and a run from scratch outlasts any one sitting. A run or a
+#: that a fresh checkout lacks, and a run from scratch takes many hours. A run or a
 #: report restores what ``mutants/`` lacks from here, and writes here what it established.
 STORE = ROOT / "scripts" / "mutation-results.json"
 EXTRA_RESULTS = MUTANTS / "extra-results.json"
@@ -562,7 +563,7 @@ class Kept:
         if status == KILLED:
             return False  # killed stays killed: checks are only ever added
         if status == TIMEOUT:
-            # A run that goes on over sittings meets machines of other speeds and loads:
+            # A run resumed again and again meets machines of other speeds and loads:
             # a time-out may have been the machine, so it is established again.
             return True
         # A survival established against today's suite, SPEC.md and function would only be
@@ -699,7 +700,7 @@ def run_driver(jobs: int, survivors: list[str], prints: Fingerprints) -> None:
             save_json(DRIVER_RESULTS, results)
             say(f"driver: {job.name} {outcome[job.name]} ({seconds[job.name]:.0f} s)")
 
-    # Cheapest mutants first, each one's runs together: a run cut short (a sitting over) has
+    # Cheapest mutants first, each one's runs together: a run cut short (stopped, say) has
     # then settled the most mutants it could, and left none half-run.
     cost: dict[str, float] = {}
     for job in todo:
@@ -1249,7 +1250,7 @@ def main() -> None:
     wall_file = MUTANTS / "wall-time.txt"
     wall = wall_file.read_text() if wall_file.exists() else "unknown"
     results = _while_settled(lambda: collect(verdicts, prints))
-    # Also for --report: the results of a run stopped before its end (a sitting over) still
+    # Also for --report: the results of a run stopped before its end still
     # re-verify the verdicts whose runs it finished against today's fingerprints.
     if record_verified(results, prints):
         results = _while_settled(lambda: collect(verdicts, prints))  # counted with what was just verified

@@ -81,7 +81,7 @@ def test_a_pool_stopped_midway_kills_the_processes_it_started() -> None:
 def test_the_results_a_checkout_lacks_come_back_from_the_store_as_they_were_saved(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A run outlasts a sitting: what one checkout established, another resumes from."""
+    """A run takes hours and may stop anywhere: what one checkout established, another resumes from."""
     mutants = tmp_path / "mutants"
     monkeypatch.setattr(MUTATION, "MUTANTS", mutants)
     monkeypatch.setattr(MUTATION, "STORE", tmp_path / "mutation-results.json")
