@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ._report import Table, children_cpu, commit, fmt_seconds, ratio
+from ._tree_cpu import sample_tree
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKE_DRIVER = ROOT / "tests" / "conformance" / "fake_driver.py"
@@ -67,12 +68,32 @@ def _hosts(python: str) -> tuple[Host, ...]:
     )
 
 
+#: Who a process of a certification works for, told by its command line, in the split's order.
+HOST, SUITE, FLEET = "the host under test", "the suite", "the fleet"
+KINDS = (HOST, SUITE, FLEET)
+
+
+def kind_of(argv: str) -> str:
+    """The fleet's processes (hosts, fork server, the stdio servers it forks, the suite's own
+    server scripts) run ``mock_servers`` or a file of the suite; the suite's run
+    ``conformance._cli``, pytest or an xdist worker (``exec(eval(…))`` on its stdin); every
+    other process is the host's driver or one it started (a server given as ``python -c`` counts
+    here: a few such servers that the error checks start, and that end at once)."""
+    if "conformance._cli" in argv or "pytest" in argv or "exec(eval(" in argv:
+        return SUITE
+    if "mock_servers" in argv or "conformance/suite/" in argv:
+        return FLEET
+    return HOST
+
+
 @dataclass(frozen=True, slots=True)
 class Timed:
     wall: float
     #: User and system time of every process of the run (the suite, its workers, drivers, servers).
     cpu: float
     certificate: dict[str, object]
+    #: CPU seconds by `kind_of` of the processes sampled while the run went on.
+    seen: dict[str, float]
 
 
 def _certify(host: Host, out: Path, checkout: Path = ROOT) -> Timed:
@@ -84,21 +105,22 @@ def _certify(host: Host, out: Path, checkout: Path = ROOT) -> Timed:
     env["PYTHONPATH"] = f"{checkout}{os.pathsep}{env.get('PYTHONPATH', '')}"
     before = children_cpu()
     start = time.perf_counter()
-    subprocess.run(
-        [python, "-m", "conformance._cli", "certify", "-n", "2", "--out", str(out), *args],
-        cwd=checkout,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        check=False,
-    )
+    with sample_tree(os.getpid()) as sampled:
+        subprocess.run(
+            [python, "-m", "conformance._cli", "certify", "-n", "2", "--out", str(out), *args],
+            cwd=checkout,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=False,
+        )
     wall = time.perf_counter() - start
     cpu = children_cpu() - before
     try:
         certificate: dict[str, object] = json.loads((out / "certificate.json").read_text())
     except (OSError, ValueError):
         certificate = {}
-    return Timed(wall, cpu, certificate)
+    return Timed(wall, cpu, certificate, sampled.by_kind(kind_of))
 
 
 def _outcome(certificate: dict[str, object]) -> str:
@@ -118,6 +140,10 @@ def run_suite_cost(baseline: Path | None = None) -> list[Table]:
     table = Table(
         "Certification cost: `certify -n 2` on two cores",
         ["host", "first version", "earlier checkout", "now", "now ÷ earlier", "CPU now", "goal", "certificate"],
+    )
+    split = Table(
+        "Where the CPU of a certification goes",
+        ["host", "CPU in all", HOST, SUITE, FLEET, "not seen"],
     )
     earlier = baseline if baseline is not None and (baseline / ".venv" / "bin" / "python").exists() else None
     with tempfile.TemporaryDirectory(prefix="suite-cost-") as scratch:
@@ -146,6 +172,7 @@ def run_suite_cost(baseline: Path | None = None) -> list[Table]:
                     _outcome(now.certificate),
                 ]
             )
+            split.rows.append([host.label, fmt_seconds(now.cpu), *_shares(now)])
             if then is not None and earlier is not None:
                 table.notes.append(
                     f"The earlier checkout is commit {commit(earlier)}: its suite certified its reference driver "
@@ -172,4 +199,19 @@ def run_suite_cost(baseline: Path | None = None) -> list[Table]:
         "A hanging driver costs three consecutive request time-outs (30 s each, `--sut-timeout`) before it "
         "is declared broken.",
     ]
-    return [table]
+    split.notes += [
+        "Each process below the run, sampled from /proc five times a second, counted for the one it "
+        f"works for: {HOST} (its driver and what that starts; an in-process host runs inside the "
+        f"suite's workers, and counts as {SUITE}), {SUITE} (certify, pytest and its workers), "
+        f"{FLEET} (the fleet hosts, the fork server and the stdio servers). A process that lives "
+        "between two samples is not seen: its time is in the last column.",
+    ]
+    return [table, split]
+
+
+def _shares(timed: Timed) -> list[str]:
+    """Each kind's CPU seconds and share of the run's, then what no sample saw."""
+    total = timed.cpu or 1.0
+    cells = [f"{fmt_seconds(timed.seen.get(kind, 0.0))} ({timed.seen.get(kind, 0.0) / total:.0%})" for kind in KINDS]
+    unseen = max(0.0, timed.cpu - sum(timed.seen.values()))
+    return [*cells, f"{fmt_seconds(unseen)} ({unseen / total:.0%})"]
