@@ -700,8 +700,8 @@ def run_driver(jobs: int, survivors: list[str], prints: Fingerprints) -> None:
             save_json(DRIVER_RESULTS, results)
             say(f"driver: {job.name} {outcome[job.name]} ({seconds[job.name]:.0f} s)")
 
-    # Cheapest mutants first, each one's runs together: a run cut short (stopped, say) has
-    # then settled the most mutants it could, and left none half-run.
+    # Cheapest mutants first, each one's runs together: a run cut short has then settled the
+    # most mutants it could, and left none half-run.
     cost: dict[str, float] = {}
     for job in todo:
         cost[job.name] = cost.get(job.name, 0.0) + budget(job)
