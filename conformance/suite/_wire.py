@@ -9,6 +9,7 @@ process or behind a driver.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from typing import Any, Final, Protocol, TypeVar
 
@@ -26,6 +27,7 @@ __all__ = [
     "catalog",
     "fail",
     "mcp_definitions",
+    "named_in",
     "names",
     "open_params",
     "portable",
@@ -114,6 +116,11 @@ def result_text(result: ToolResult) -> str:
     """The texts of a result's text blocks, joined; a block of another type says nothing."""
     blocks = [c for c in result.get("content", []) if isinstance(c, Mapping) and c.get("type") == "text"]
     return " ".join(c["text"] for c in blocks if isinstance(c.get("text"), str))
+
+
+def named_in(name: str, text: str) -> bool:
+    """Whether ``text`` names ``name`` as a name of its own: no name character glued to either side."""
+    return re.search(rf"(?<![A-Za-z0-9_-]){re.escape(name)}(?![A-Za-z0-9_-])", text) is not None
 
 
 def portable(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -10,7 +10,6 @@ a call to activate anything beyond what DSC-5.8 guarantees (:mod:`._named`).
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, cast
 
 import jsonschema  # type: ignore[import-untyped]
@@ -59,6 +58,7 @@ from conformance.suite._wire import (
     base_tools,
     by_name,
     fail,
+    named_in,
     names,
     open_params,
     qualified,
@@ -413,7 +413,7 @@ def test_the_result_reports_the_activated_tools_and_the_counts(
                     case=trace.case,
                 )
         text = result_text(step.result)
-        unsaid = sorted(name for name in new if not _named_in(name, text))
+        unsaid = sorted(name for name in new if not named_in(name, text))
         if unsaid:
             raise fail(
                 ("DSC-6.4",),
@@ -433,10 +433,6 @@ def test_the_result_reports_the_activated_tools_and_the_counts(
                     dynamic_capacity_kept(sut, fleets)
                 activations_kept(sut, fleets)
                 raise fail((sentence,), f"{key} is wrong", expected=want, observed=content, case=trace.case)
-
-
-def _named_in(name: str, text: str) -> bool:
-    return re.search(rf"(?<![A-Za-z0-9_-]){re.escape(name)}(?![A-Za-z0-9_-])", text) is not None
 
 
 def _own_descriptions(catalog: dict[str, tuple[str, ListedTool]]) -> dict[str, str]:
@@ -475,9 +471,9 @@ def test_discovery_never_calls_a_server_tool_nor_names_one_it_did_not_activate(
         others = [
             q
             for q in trace.catalog
-            if q not in step.activated and q not in gained and not _named_in(q, step.arguments["query"])
+            if q not in step.activated and q not in gained and not named_in(q, step.arguments["query"])
         ]
-        named = [q for q in others if _named_in(q, said)]
+        named = [q for q in others if named_in(q, said)]
         # A definition is also put in by its words: a description no activated tool's holds.
         told = [q for q in others if q in own and own[q] in said and own[q] not in step.arguments["query"]]
         named += [q for q in told if q not in named]

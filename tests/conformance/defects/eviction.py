@@ -268,6 +268,23 @@ def evicted_not_in_the_text() -> None:
     _search_wrapped(quiet)
 
 
+@defect("EVC-4.2", "the text lists each evicted tool with its bullet glued to the name")
+def evicted_names_glued_to_their_bullets() -> None:
+    """``-s1__a`` where ``- s1__a`` was meant: the text holds each name, but as part of another
+    (a tool name may begin with ``-``), so a model cannot tell what it lost."""
+    _evicting()
+
+    def glued(self: AdaptiveToolset, result: dict[str, Any]) -> dict[str, Any]:
+        evicted = [e["name"] for e in result["structuredContent"].get("evicted", [])]
+        if not evicted:
+            return result
+        text = result["content"][0]["text"].split("\nDeactivated to make room")[0]
+        text += "\nDeactivated to make room; these can no longer be called:\n" + "\n".join(f"-{n}" for n in evicted)
+        return {**result, "content": [{"type": "text", "text": text}]}
+
+    _search_wrapped(glued)
+
+
 @defect("EVC-4.3", "a call that evicted nothing names the next tool to go as evicted")
 def next_to_go_named_as_evicted() -> None:
     """When nothing was evicted, ``evicted`` holds the tool that would go next, as a warning."""
