@@ -28,11 +28,11 @@ import pytest
 from conformance import OutcomeError, Sut, clause
 from conformance._errors import Inconclusive, Nonconformance
 from conformance.suite._fleets import Fleets
-from conformance.suite._preconditions import left_out_tools_activatable
+from conformance.suite._preconditions import left_out_tools_activatable, nothing_to_check, precondition
 from conformance.suite._probes import PROBES
 from conformance.suite._vectors import Diagnosis, Mismatch, Outcome, Probe, Violation
 from conformance.suite._wire import DISCOVERY, activated, base_tools, fail, open_params, run
-from mock_servers import FleetSpec, ServerSpec, ToolSpec
+from mock_servers import ChangeDocument, FleetSpec, ServerSpec, ToolSpec
 
 SCHEMA: dict[str, Any] = {"type": "object"}
 
@@ -398,6 +398,45 @@ def test_the_top_discovery_candidate_is_the_one_the_lexical_scores_give(
             "discovery's top candidate is not the one the lexical scores give"
             + (f"; the vectors find {', '.join(explained)} broken, which accounts for it" if explained else ""),
             expected=[expected],
+            observed=got,
+            case=case,
+        )
+
+
+#: How long the server of the check below may wait to be listed again (PROTOCOL.md P39).
+RELIST_SECONDS = 10.0
+_AFTER_REFRESH = ("DSC-10.3", "RNK-1.1", "RNK-1.3")
+
+
+@clause("RNK-8.1", *_AFTER_REFRESH)
+def test_equal_scores_are_in_code_point_order_also_in_a_catalog_a_refresh_built(
+    sut: Sut, fleets: Fleets, vector_diagnosis: Diagnosis
+) -> None:
+    """Every clause holds of the catalog as the last refresh left it: the tool a refresh adds
+    comes after one it ties with in its server's listing, and before it by name."""
+    if sut.implementation is not None and "refresh" not in sut.implementation.profiles:
+        nothing_to_check("the host does not claim refresh: a run's catalog is the one it opened with")
+    server = ServerSpec(id="s", tool_count=0, tools=(tool("beta_thing"),), list_changed=True)
+    with fleets.serve(FleetSpec(servers=(server,))) as served:
+        case = served.describe() | {"refresh": True, "add": "alpha_thing", "query": "thing", "limit": 1}
+
+        async def body() -> list[str]:
+            async with sut.open({**open_params(served.servers, base_tools(95)), "refresh": True}) as r:
+                change: ChangeDocument = {
+                    "add": [{"name": "alpha_thing", "description": "Thing.", "input_schema": SCHEMA}]
+                }
+                listed = await served.relisted("s", await served.change_tools("s", change), RELIST_SECONDS)
+                precondition("RFR-1.1", listed == "complete", "the server was not listed again after its change")
+                return activated(await r.call(DISCOVERY, {"query": "thing", "limit": 1}))
+
+        got = run(body())
+    if got != ["s__alpha_thing"]:
+        explained = vector_diagnosis.accounting(_AFTER_REFRESH, sut.cited)
+        raise fail(
+            explained or ("RNK-8.1",),
+            "after a refresh, discovery's top candidate among equal scores is not the first by qualified name"
+            + (f"; the vectors find {', '.join(explained)} broken, which accounts for it" if explained else ""),
+            expected=["s__alpha_thing"],
             observed=got,
             case=case,
         )

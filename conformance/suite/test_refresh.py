@@ -225,6 +225,46 @@ def test_a_tool_the_server_removed_leaves_the_definitions_the_gate_and_discovery
         run(body(fleet))
 
 
+NAMED_SPEC = FleetSpec(
+    servers=(
+        _server("pins", _tool("keep"), _tool("pinned_once")),
+        _server("allows", _tool("kept"), _tool("allowed_once")),
+    )
+)
+NAMED_POLICIES: dict[str, ToolPolicy] = {
+    "pins": {"pinnedTools": ["pinned_once"]},
+    "allows": {"mode": "allowlist", "allowedTools": ["kept", "allowed_once"]},
+}
+
+
+@clause("RFR-1.1", "RFR-1.2", "RFR-1.3", "RFR-2.1", "RFR-2.2", "RFR-2.3", "RFR-2.4")
+def test_a_tool_its_policy_names_leaves_like_any_other_when_its_server_stops_listing_it(
+    sut: Sut, fleets: Fleets
+) -> None:
+    """A pinned and an allowlisted tool, both required, are removed by their servers. The
+    listing is good (RFR-5 is for listings that fail): the policy's name now matches nothing,
+    and the gate never runs a tool its server no longer offers (DESIGN.md, readings)."""
+
+    async def body(fleet: Fleet) -> None:
+        async with sut.open({**open_params(fleet.with_policies(NAMED_POLICIES)), "refresh": True}) as r:
+            live = Refreshing(fleet, r)
+            before = await live.active()
+            named = ["pins__pinned_once", "allows__allowed_once"]
+            precondition("POL-6.2", set(named) <= set(before), "a required tool was not active from the first round")
+            for qualified in named:
+                server_id, name = qualified.split("__", 1)
+                await live.change(server_id, {"remove": [name]})
+                await live.gone(qualified, still="RFR-2.1", reached="RFR-2.2", found="RFR-2.3")
+            lost = sorted(set(before) - set(named) - set(await live.active()))
+            if lost:
+                raise live.fail(
+                    "RFR-2.4", "a refresh that removed a named tool took other active tools out with it", observed=lost
+                )
+
+    with fleets.serve(NAMED_SPEC, NAMED_POLICIES) as fleet:
+        run(body(fleet))
+
+
 @clause("RFR-1.1", "RFR-1.2", "RFR-3.2", "RFR-3.3")
 def test_a_new_tool_is_found_by_the_next_discovery_and_only_then_active(sut: Sut, fleets: Fleets) -> None:
     """A tool added on a later page is in the catalog, not activated, found by discovery, then

@@ -12,11 +12,11 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reference_impl import Definition, ToolResult, _connections, _toolset
+from reference_impl import Definition, ToolResult, _connections, _policy, _toolset
 from reference_impl._budgets import Budgets
 from reference_impl._catalog import Catalog
 from reference_impl._policy import Eligibility
-from reference_impl._ranking import RankingIndex
+from reference_impl._ranking import RankingIndex, ToolDoc
 from reference_impl._toolset import AdaptiveToolset
 from tests.conformance.defects._patches import _swap
 from tests.conformance.defects._registry import defect, variant
@@ -148,6 +148,19 @@ def removed_tools_stay_active() -> None:
     )
 
 
+@defect("RFR-2.1", "a listing that no longer offers a tool the policy names is refused, and the tool kept")
+def named_tools_outlive_their_removal() -> None:
+    """A refresh checks the policy's names as strictly as the run's opening did: a server that
+    stops listing a pinned or allowlisted tool fails its re-listing, and keeps its last one."""
+    _refreshing()
+    resolve = _policy.resolve_policies
+
+    def strictly(servers: Any, catalog: Catalog, *, strict: bool = True) -> Eligibility:
+        return resolve(servers, catalog, strict=True)
+
+    _swap(_toolset, "resolve_policies", strictly)
+
+
 @defect("RFR-2.2", "the gate sends calls of a tool its server removed to the server, which refuses them")
 def removed_tools_reach_the_server() -> None:
     _refreshing()
@@ -208,6 +221,29 @@ def _rebuild_wrapped(change: Any) -> None:
 
     _swap(_toolset._Builder, "rebuild", rebuilt)
     _swap(AdaptiveToolset, "apply_listing", wrapped)
+
+
+@defect("RNK-8.1", "a catalog a refresh rebuilt ranks equal scores in listing order, not by qualified name")
+def ties_in_listing_order_after_a_refresh() -> None:
+    """The run's opening ranks as RNK-8.1 says; a refresh's rebuild breaks ties by each tool's
+    place in its server's listing."""
+    _refreshing()
+    rebuild = _toolset._Builder.rebuild
+
+    def rebuilt(
+        builder: _toolset._Builder, listings: Mapping[str, Listing]
+    ) -> tuple[Catalog, Eligibility, RankingIndex]:
+        catalog, eligibility, _ = rebuild(builder, listings)
+        place = {(sid, _name(tool)): k for sid, tools in listings.items() for k, tool in enumerate(tools)}
+        docs = [
+            ToolDoc(
+                f"{place[e.server_id, e.name]:06d}\0{e.qualified_name}", e.server_id, e.name, e.description, e.read_only
+            )
+            for e in catalog.entries
+        ]
+        return catalog, eligibility, builder.ranker.index(docs, builder.system_prompt)
+
+    _swap(_toolset._Builder, "rebuild", rebuilt)
 
 
 @defect(
