@@ -1165,6 +1165,63 @@ def _exit_on_signal(signum: int, frame: object) -> None:
     sys.exit(128 + signum)
 
 
+def _run(args: argparse.Namespace, equivalent: dict[str, Verdict]) -> None:
+    """Run the mutants ``args`` selects: in process, the extra mutants, then the survivors through the driver."""
+    if not args.resume:
+        shutil.rmtree(MUTANTS, ignore_errors=True)
+    # mutmut puts mutants/ on sys.path; it must exist before the interpreter starts.
+    LOGS.mkdir(parents=True, exist_ok=True)
+    _sync_sources()
+    prints = Fingerprints()
+    verified = load_json(VERIFIED)
+    extras_before = load_json(EXTRA_RESULTS)
+
+    kept = Kept(equivalent, verified, extras_before, load_json(PROCESS_RUNS), prints)
+
+    only: list[str] = args.only
+
+    def rerun_selected(name: str, status: str) -> bool:
+        return selected(name, only) and kept.rerun(name, status)
+
+    if args.resume:
+        _forget(rerun_selected)
+    results_now = {name: code for path, _ in MODULES for name, code in mutmut_results(path).items()}
+    pending = {name for name, code in results_now.items() if code is None and selected(name, only)}
+    # mutmut runs a mutant it is given by name again, result or not: once the mutants
+    # exist, --only names just the selected ones without a result; before, its patterns.
+    targets = sorted(pending) if only and results_now else list(only)
+    # Recorded before mutmut starts, so that a run stopped midway keeps, with the
+    # fingerprints they were established against, the results it did reach.
+    _note_process_runs(pending, prints, before=True)
+    if targets or not only:
+        say(f"mutmut on {len(MODULES)} modules, {args.jobs} at a time" + (f", {len(targets)} names" if only else ""))
+        run_mutmut(args.jobs, LOGS / "mutmut.log", targets)
+    _note_process_runs(pending, prints)
+    run_extras(args.jobs, rerun_selected, prints, only)
+    extras = load_json(EXTRA_RESULTS)
+    unrun = {e.name for e in extra_mutants() if e.name not in extras}
+    survivors = [
+        name
+        for path, _ in MODULES
+        for name, status in statuses_of(path, extras, unrun).items()
+        if status == SURVIVED and selected(name, only)
+    ]
+    run_driver(args.jobs, survivors, prints)
+
+
+def _wall(seconds: float, jobs: int, resume: bool, finished: bool) -> str:
+    """The wall time of a run, as the report gives it."""
+    return (
+        f"{seconds / 60:.0f} min with `--jobs {jobs}`"
+        + (
+            ", a `--resume` that ran only the mutants still open or stale (a run from scratch takes hours)"
+            if resume
+            else ""
+        )
+        + ("" if finished else ", stopped before its end")
+    )
+
+
 def main() -> None:
     if sys.argv[1:2] == ["--as-mutmut"]:
         mutmut_main(sys.argv[2:])
@@ -1198,54 +1255,14 @@ def main() -> None:
     if args.report or args.resume:
         restore_results()
     if not args.report:
-        if not args.resume:
-            shutil.rmtree(MUTANTS, ignore_errors=True)
-        # mutmut puts mutants/ on sys.path; it must exist before the interpreter starts.
-        LOGS.mkdir(parents=True, exist_ok=True)
-        _sync_sources()
-        prints = Fingerprints()
-        verified = load_json(VERIFIED)
-        extras_before = load_json(EXTRA_RESULTS)
-
-        kept = Kept(equivalent, verified, extras_before, load_json(PROCESS_RUNS), prints)
-
-        only: list[str] = args.only
-
-        def rerun_selected(name: str, status: str) -> bool:
-            return selected(name, only) and kept.rerun(name, status)
-
-        if args.resume:
-            _forget(rerun_selected)
-        results_now = {name: code for path, _ in MODULES for name, code in mutmut_results(path).items()}
-        pending = {name for name, code in results_now.items() if code is None and selected(name, only)}
-        # mutmut runs a mutant it is given by name again, result or not: once the mutants
-        # exist, --only names just the selected ones without a result; before, its patterns.
-        targets = sorted(pending) if only and results_now else list(only)
-        # Recorded before mutmut starts, so that a run stopped midway keeps, with the
-        # fingerprints they were established against, the results it did reach.
-        _note_process_runs(pending, prints, before=True)
-        if targets or not only:
-            say(
-                f"mutmut on {len(MODULES)} modules, {args.jobs} at a time" + (f", {len(targets)} names" if only else "")
-            )
-            run_mutmut(args.jobs, LOGS / "mutmut.log", targets)
-        _note_process_runs(pending, prints)
-        run_extras(args.jobs, rerun_selected, prints, only)
-        extras = load_json(EXTRA_RESULTS)
-        unrun = {e.name for e in extra_mutants() if e.name not in extras}
-        survivors = [
-            name
-            for path, _ in MODULES
-            for name, status in statuses_of(path, extras, unrun).items()
-            if status == SURVIVED and selected(name, only)
-        ]
-        run_driver(args.jobs, survivors, prints)
-        wall = f"{(time.monotonic() - started) / 60:.0f} min with `--jobs {args.jobs}`" + (
-            ", a `--resume` that ran only the mutants still open or stale (a run from scratch takes hours)"
-            if args.resume
-            else ""
-        )
-        (MUTANTS / "wall-time.txt").write_text(wall)
+        finished = False
+        try:
+            _run(args, equivalent)
+            finished = True
+        finally:
+            # Also for a run stopped midway (SIGTERM, ^C): the report says how long the last run
+            # took, and a stopped one keeps what it reached.
+            (MUTANTS / "wall-time.txt").write_text(_wall(time.monotonic() - started, args.jobs, args.resume, finished))
     prints = Fingerprints()
     wall_file = MUTANTS / "wall-time.txt"
     wall = wall_file.read_text() if wall_file.exists() else "unknown"

@@ -244,3 +244,9 @@ def test_a_mutant_of_the_handshake_bound_meets_the_protocol_checks() -> None:
     jobs = MUTATION.driver_jobs([name], stats)
 
     assert any(MUTATION.PROTOCOL_TESTS[0] in job.tests and not job.flags for job in jobs)
+
+
+def test_the_wall_time_of_a_run_stopped_before_its_end_says_so() -> None:
+    stopped = MUTATION._wall(125.0, 2, True, False)
+    assert stopped.startswith("2 min with `--jobs 2`, a `--resume`") and stopped.endswith(", stopped before its end")
+    assert "stopped" not in MUTATION._wall(125.0, 2, False, True)
