@@ -40,6 +40,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -543,7 +544,7 @@ def verified_now(name: str, mutation: str, verified: dict[str, Any], prints: Fin
     return (
         record is not None
         and {k: record.get(k) for k in ("suite", "spec", "function")} == prints.of(name).as_dict()
-        and record.get("mutation") == mutation
+        and same_mutation(record.get("mutation"), mutation)
     )
 
 
@@ -896,7 +897,7 @@ def collect(verdicts: dict[str, dict[str, Verdict]], prints: Fingerprints) -> Re
                 mutation = _describe(name, extras)
                 survivor = Survivor(name, path, mutation, unreached=codes.get(name) == 33)
                 written = equivalent.get(name) or awaiting.get(name)
-                if written is not None and written.mutation != mutation:
+                if written is not None and not same_mutation(written.mutation, mutation):
                     results.misdirected.append((survivor, written.mutation or ""))
                 if (key := _verdict(name, equivalent, mutation)) is not None:
                     row.equivalent += 1
@@ -969,11 +970,20 @@ def load_verdicts(text: str) -> dict[str, dict[str, Verdict]]:
     return sections
 
 
+def same_mutation(a: str | None, b: str | None) -> bool:
+    """Whether two descriptions name one change; a constant's line number, which moves with
+    every edit above it, is no part of the change."""
+    return a is not None and b is not None and _LINE.sub("", a) == _LINE.sub("", b)
+
+
+_LINE = re.compile(r"^line \d+: ")
+
+
 def _verdict(name: str, verdicts: dict[str, Verdict], mutation: str) -> str | None:
     """The key of ``verdicts`` that judges ``name``: the name itself when the verdict was
     written for this mutation, or a pattern with ``*`` for a whole function whose mutants
     share one reason."""
-    if name in verdicts and verdicts[name].mutation == mutation:
+    if name in verdicts and same_mutation(verdicts[name].mutation, mutation):
         return name
     return next((key for key in verdicts if "*" in key and fnmatch.fnmatchcase(name, key)), None)
 

@@ -195,6 +195,15 @@ def test_a_verdict_judges_only_the_mutation_it_was_written_for() -> None:
     assert MUTATION._verdict("m.x_f__mutmut_1", verdicts, "`a >= b` → `a > b`") is None
 
 
+def test_a_verdict_on_a_constant_still_judges_it_once_the_constant_moved_to_another_line() -> None:
+    verdicts = MUTATION.load_verdicts(
+        '[equivalent]\n"m.MAX__extra_1" = { reason = "any bound from 64", mutation = "line 30: `MAX = 1024` → `MAX = 1025`" }\n'
+    )["equivalent"]
+
+    assert MUTATION._verdict("m.MAX__extra_1", verdicts, "line 79: `MAX = 1024` → `MAX = 1025`") == "m.MAX__extra_1"
+    assert MUTATION._verdict("m.MAX__extra_1", verdicts, "line 30: `MAX = 1024` → `MAX = 1023`") is None
+
+
 def test_a_pattern_verdict_judges_every_mutant_of_its_function() -> None:
     verdicts = MUTATION.load_verdicts('[equivalent]\n"m.x_f__mutmut_*" = "only the trace reads it"\n')["equivalent"]
 
