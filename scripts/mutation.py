@@ -970,13 +970,14 @@ def load_verdicts(text: str) -> dict[str, dict[str, Verdict]]:
     return sections
 
 
-def same_mutation(a: str | None, b: str | None) -> bool:
-    """Whether two descriptions name one change; a constant's line number, which moves with
-    every edit above it, is no part of the change."""
-    return a is not None and b is not None and _LINE.sub("", a) == _LINE.sub("", b)
-
-
+#: How an extra mutant's description starts: the line of its constant, which moves with every
+#: edit above it.
 _LINE = re.compile(r"^line \d+: ")
+
+
+def same_mutation(a: str | None, b: str | None) -> bool:
+    """Whether two descriptions name one change; a constant's line number is no part of it."""
+    return a is not None and b is not None and _LINE.sub("", a) == _LINE.sub("", b)
 
 
 def _verdict(name: str, verdicts: dict[str, Verdict], mutation: str) -> str | None:
