@@ -35,9 +35,11 @@ from mock_servers import (
     wait_for_exits,
 )
 
-__all__ = ["Fleet", "Fleets", "Transport", "expect_nothing_left", "tools_of"]
+__all__ = ["RELIST_SECONDS", "Fleet", "Fleets", "Transport", "expect_nothing_left", "tools_of"]
 
 Transport = Literal["http", "stdio"]
+#: How long a server may wait to be listed again after a change (PROTOCOL.md P39).
+RELIST_SECONDS = 10.0
 #: Server id -> the tool policy the run is given for it.
 Policies = Mapping[str, ToolPolicy]
 
@@ -72,7 +74,7 @@ class Fleet:
         answer = await asyncio.to_thread(host.change_tools, urls, server_id, change)
         return int(answer["catalog"])
 
-    async def relisted(self, server_id: str, catalog: int, timeout: float = 10.0) -> str:
+    async def relisted(self, server_id: str, catalog: int, timeout: float = RELIST_SECONDS) -> str:
         """Wait until the server has been listed again since ``catalog``: ``complete``, ``error`` or ``timeout``."""
         host, urls = self._live()
         return await asyncio.to_thread(host.await_listing, urls, server_id, catalog, timeout)

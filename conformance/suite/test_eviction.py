@@ -8,6 +8,11 @@ required tools and a dynamic capacity of 18, and each ``auto`` server has at mos
 tools, so that a discovery call scoped to it with the qualified name of one of them and a
 limit of 4 must activate that tool (DSC-5.8, EVC-5.3). An oracle follows the run step by
 step: what is active, when each tool was last used, and which tools are required.
+
+Every tool fails the calls made with :data:`FAILING` (its server answers with the error
+flag). Whether such a call of an active tool is a use is the host's choice (ID-19), one for
+the whole run: the oracle keeps the last uses under both readings and holds each eviction to
+the readings the run has kept to so far.
 """
 
 from __future__ import annotations
@@ -53,9 +58,20 @@ DUO = "duo"
 REQUIRED = ("pin__keep", "fix__always")
 
 
+#: Arguments every tool of the fleet answers with an error result.
+FAILING = {"fail": True}
+
+
 def _server(server_id: str, tools: Sequence[str]) -> ServerSpec:
+    failed = {"content": [{"type": "text", "text": "the operation failed"}], "isError": True}
     explicit = tuple(
-        ToolSpec(name=t, description=f"Operation {t} of {server_id}.", annotations=READ_ONLY) for t in tools
+        ToolSpec(
+            name=t,
+            description=f"Operation {t} of {server_id}.",
+            annotations=READ_ONLY,
+            samples=({"arguments": FAILING, "result": failed},),
+        )
+        for t in tools
     )
     return ServerSpec(id=server_id, tool_count=0, tools=explicit)
 
@@ -90,15 +106,20 @@ def server_of(name: str) -> str:
     return name.split("__", 1)[0]
 
 
+#: The readings of ID-19, the one SPEC's reference picks first: last uses differ only there.
+NO_USE, A_USE = "a failed call is no use", "a failed call is a use"
+
+
 @dataclass
 class Oracle:
     """What a run with eviction must look like, step by step."""
 
     case: dict[str, Any]
     active: set[str] = field(default_factory=set)
-    last_use: dict[str, int] = field(default_factory=dict)
+    #: The last use of each active tool under each reading of ID-19 the run has kept to so far.
+    last_use: dict[str, dict[str, int]] = field(default_factory=lambda: {NO_USE: {}, A_USE: {}})
     moment: int = 0
-    #: Successful calls the servers must have seen, per qualified name.
+    #: Calls of active tools the servers must have seen, per qualified name.
     calls: dict[str, int] = field(default_factory=dict)
     evicted_ever: set[str] = field(default_factory=set)
     history: list[dict[str, Any]] = field(default_factory=list)
@@ -108,11 +129,19 @@ class Oracle:
         missing = [r for r in REQUIRED if r not in self.active]
         if missing:
             raise fail(("POL-6.2",), "required tools are not active when the run opens", observed=missing)
-        self.last_use = dict.fromkeys(self.active, 0)
+        for uses in self.last_use.values():
+            uses.update(dict.fromkeys(self.active, 0))
 
-    def lru(self) -> list[str]:
+    def lru(self, reading: str) -> list[str]:
         """The evictable tools, least recently used first, ties by qualified name."""
-        return sorted((n for n in self.active if n not in REQUIRED), key=lambda n: (self.last_use[n], n))
+        uses = self.last_use[reading]
+        return sorted((n for n in self.active if n not in REQUIRED), key=lambda n: (uses[n], n))
+
+    def used(self, names: Sequence[str], *, failed: bool = False) -> None:
+        self.moment += 1
+        for reading, uses in self.last_use.items():
+            if not failed or reading == A_USE:
+                uses.update(dict.fromkeys(names, self.moment))
 
     def fail(self, sentence: str, message: str, *, expected: object = None, observed: object = None) -> Exception:
         return fail(
@@ -122,7 +151,7 @@ class Oracle:
     async def discover(self, r: Run, target: str) -> dict[str, Any]:
         sid = server_of(target)
         args = {"query": target, "server_ids": [sid], "limit": 4}
-        before, lru = set(self.active), self.lru()
+        before = set(self.active)
         candidates = [n for n in CANDIDATES if server_of(n) == sid and n not in before]
         server_room = CAPS[sid] - sum(server_of(n) == sid for n in before)
         result = await r.call(DISCOVERY, args)
@@ -179,12 +208,20 @@ class Oracle:
                 expected=f"{needed} evicted" if needed == 0 else f"at least {needed} evicted",
                 observed=evicted,
             )
-        self.check_order(lru, evicted)
+        self.check_order(evicted)
         text = result_text(result)
         unnamed = [n for n in evicted if not named_in(n, text)]
         if unnamed:
             raise self.fail(
                 "EVC-4.2", "the text of the discovery result does not name every evicted tool", observed=text
+            )
+        # DSC-6.4 holds in a run with eviction too: saying what left does not replace saying what came.
+        unnamed = [n for n in activated if not named_in(n, text)]
+        if unnamed:
+            raise self.fail(
+                "DSC-6.4",
+                f"the text of a discovery call that evicted does not name {unnamed[0]!r}, which it activated",
+                observed=text,
             )
         if target not in before and candidates and server_room >= len(candidates) and target not in activated:
             sentence = "EVC-5.1" if target in self.evicted_ever else "EVC-5.3"
@@ -195,11 +232,10 @@ class Oracle:
                 observed=content,
             )
         self.active = now
-        self.moment += 1
-        for name in activated:
-            self.last_use[name] = self.moment
-        for name in evicted:
-            self.last_use.pop(name, None)
+        self.used(activated)
+        for uses in self.last_use.values():
+            for name in evicted:
+                uses.pop(name, None)
         self.evicted_ever |= left
         return content
 
@@ -215,36 +251,52 @@ class Oracle:
             if count > cap:
                 raise self.fail("EVC-5.2", f"server {sid!r} has {count} active tools, over its maxActiveTools of {cap}")
 
-    def check_order(self, lru: list[str], evicted: list[str]) -> None:
+    def check_order(self, evicted: list[str]) -> None:
+        """Hold the evictions to each reading of ID-19 still open; fail when none is left."""
+        findings = {reading: self.out_of_order(reading, evicted) for reading in self.last_use}
+        kept = {reading: uses for reading, uses in self.last_use.items() if findings[reading] is None}
+        if not kept:
+            raise next(f for f in findings.values() if f is not None)
+        self.last_use = kept
+
+    def out_of_order(self, reading: str, evicted: list[str]) -> Exception | None:
+        uses, lru = self.last_use[reading], self.lru(reading)
         chosen = set(evicted)
         kept = [n for n in lru if n not in chosen]
+        # The two readings differ only once a failed call was made; before, one message says it all.
+        why = f" ({reading})" if self.readings_differ() else ""
         for name in evicted:
-            older = [k for k in kept if self.last_use[k] < self.last_use[name]]
+            older = [k for k in kept if uses[k] < uses[name]]
             if older:
-                raise self.fail(
+                return self.fail(
                     "EVC-3.2",
-                    f"{name!r} was evicted while {older[0]!r}, used less recently, stayed",
+                    f"{name!r} was evicted while {older[0]!r}, used less recently, stayed{why}",
                     expected=lru[: len(evicted)],
                     observed=evicted,
                 )
-            tied = [k for k in kept if self.last_use[k] == self.last_use[name] and k < name]
+            tied = [k for k in kept if uses[k] == uses[name] and k < name]
             if tied:
-                raise self.fail(
+                return self.fail(
                     "EVC-3.3",
-                    f"{name!r} was evicted before {tied[0]!r}, last used at the same moment and first by qualified name",
+                    f"{name!r} was evicted before {tied[0]!r}, last used at the same moment and first by "
+                    f"qualified name{why}",
                     expected=lru[: len(evicted)],
                     observed=evicted,
                 )
+        return None
 
-    async def call(self, r: Run, name: str) -> None:
-        result = await r.call(name, {})
-        self.history.append({"call": name, "isError": result["isError"]})
+    def readings_differ(self) -> bool:
+        uses = list(self.last_use.values())
+        return any(u != uses[0] for u in uses[1:])
+
+    async def call(self, r: Run, name: str, *, failing: bool = False) -> None:
+        result = await r.call(name, FAILING if failing else {})
+        self.history.append({"fail" if failing else "call": name, "isError": result["isError"]})
         if name in self.active:
-            if result["isError"]:
+            if result["isError"] and not failing:
                 raise self.fail("EVC-2.2", f"the active tool {name!r} did not run", observed=result)
             self.calls[name] = self.calls.get(name, 0) + 1
-            self.moment += 1
-            self.last_use[name] = self.moment
+            self.used([name], failed=bool(result["isError"]))
         elif not result["isError"]:
             sentence = "EVC-2.2" if name in self.evicted_ever else "GATE-1.1"
             raise self.fail(sentence, f"a call to {name!r}, which is not active, was not refused", observed=result)
@@ -265,7 +317,9 @@ class Oracle:
 
 
 Step = tuple[str, str]
-steps = st.lists(st.tuples(st.sampled_from(("discover", "discover", "call")), st.sampled_from(CANDIDATES)), max_size=40)
+steps = st.lists(
+    st.tuples(st.sampled_from(("discover", "discover", "call", "fail")), st.sampled_from(CANDIDATES)), max_size=40
+)
 FILL = [("discover", f"{sid}__a") for sid in ROLLING[:4]] + [("discover", "pin__spare")]
 
 
@@ -278,7 +332,7 @@ async def play(sut: Sut, fleet: Fleet, walk: Sequence[Step]) -> Oracle:
             if kind == "discover":
                 await oracle.discover(r, name)
             else:
-                await oracle.call(r, name)
+                await oracle.call(r, name, failing=kind == "fail")
         request = await r.request()
         if len(request) > 112:
             raise oracle.fail("EVC-1.1", f"a request of a run with eviction carries {len(request)} definitions")
@@ -286,10 +340,12 @@ async def play(sut: Sut, fleet: Fleet, walk: Sequence[Step]) -> Oracle:
     return oracle
 
 
-# Both walks are judged by the one oracle, which checks every one of these sentences at each step.
+# The walks are judged by the one oracle, which checks every one of these sentences at each step,
+# and the core sentences that hold in a run with eviction as in any other: the required tools of
+# the first round (POL-6.2) and the activated tools named in a result's text (DSC-6.4).
 ORACLE_SENTENCES = (
     *("EVC-1.1", "EVC-1.2", "EVC-1.3", "EVC-2.1", "EVC-2.2", "EVC-3.1", "EVC-3.2", "EVC-3.3"),
-    *("EVC-4.1", "EVC-4.2", "EVC-4.3", "EVC-5.1", "EVC-5.2", "EVC-5.3"),
+    *("EVC-4.1", "EVC-4.2", "EVC-4.3", "EVC-5.1", "EVC-5.2", "EVC-5.3", "POL-6.2", "DSC-6.4"),
 )
 
 
@@ -309,11 +365,12 @@ def test_a_run_with_eviction_rolls_its_active_set_as_the_oracle_says(
 
 @clause(*ORACLE_SENTENCES)
 def test_the_least_recently_used_goes_first_and_comes_back_when_found_again(sut: Sut, fleets: Fleets) -> None:
-    """Four servers' tools and one more fill the run; a call keeps a tool; the next discovery
-    calls evict the others by last use, ties by qualified name; an evicted tool is refused,
+    """Four servers' tools and one more fill the run; a call keeps a tool, a failed call may; the
+    next discovery calls evict the others by last use, ties by qualified name; an evicted tool is refused,
     and found again; a call that activates nothing evicts nothing; a server's cap holds."""
     walk: list[Step] = [
         ("call", "s1__a"),  # used: the other tools of s1 go before it
+        ("fail", "s0__c"),  # a use or not as the host reads ID-19: s0__c or s1__c goes next
         ("discover", "s4__a"),
         ("call", "s0__b"),  # evicted by now: refused, and never reaches its server
         ("discover", "s3__a"),  # s3 has no candidate left: nothing activated, nothing evicted

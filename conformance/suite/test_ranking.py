@@ -403,8 +403,6 @@ def test_the_top_discovery_candidate_is_the_one_the_lexical_scores_give(
         )
 
 
-#: How long the server of the check below may wait to be listed again (PROTOCOL.md P39).
-RELIST_SECONDS = 10.0
 _AFTER_REFRESH = ("DSC-10.3", "RNK-1.1", "RNK-1.3")
 
 
@@ -425,7 +423,7 @@ def test_equal_scores_are_in_code_point_order_also_in_a_catalog_a_refresh_built(
                 change: ChangeDocument = {
                     "add": [{"name": "alpha_thing", "description": "Thing.", "input_schema": SCHEMA}]
                 }
-                listed = await served.relisted("s", await served.change_tools("s", change), RELIST_SECONDS)
+                listed = await served.relisted("s", await served.change_tools("s", change))
                 precondition("RFR-1.1", listed == "complete", "the server was not listed again after its change")
                 return activated(await r.call(DISCOVERY, {"query": "thing", "limit": 1}))
 

@@ -19,7 +19,7 @@ import pytest
 
 from conformance import Nonconformance, OutcomeError, Run, Sut, SutMisbehaved, clause
 from conformance._wire_types import OpenParams, ToolPolicy
-from conformance.suite._fleets import Fleet, Fleets
+from conformance.suite._fleets import RELIST_SECONDS, Fleet, Fleets
 from conformance.suite._preconditions import nothing_to_check, precondition
 from conformance.suite._wire import (
     DISCOVERY,
@@ -35,8 +35,6 @@ from conformance.suite._wire import (
 from mock_servers import ChangeDocument, Faults, FleetSpec, ServerSpec, ToolCalled, ToolSpec
 
 READ_ONLY = {"readOnlyHint": True}
-#: How long a server may wait to be listed again after a change (PROTOCOL.md P39).
-RELIST_SECONDS = 10.0
 #: How long a host that does not claim refresh is watched after a change: one that refreshes
 #: anyway lists the server again within milliseconds, one that keeps its catalog is waited for
 #: this long, once. A host owes no signal here (P39 binds only hosts with refresh).
@@ -92,7 +90,7 @@ class Refreshing:
         """Change a server's tools and wait until the run has listed it again (or failed to)."""
         self.changes.append({"server": server_id, **change})
         catalog = await self.fleet.change_tools(server_id, change)
-        listed = await self.fleet.relisted(server_id, catalog, RELIST_SECONDS)
+        listed = await self.fleet.relisted(server_id, catalog)
         if listed == "timeout":
             raise self.fail(
                 "RFR-1.1",

@@ -18,7 +18,7 @@ from reference_impl._eviction import Recency
 from reference_impl._toolset import AdaptiveToolset
 from reference_impl.driver import _session
 from tests.conformance.defects._patches import _swap
-from tests.conformance.defects._registry import defect
+from tests.conformance.defects._registry import defect, variant
 
 __all__: list[str] = ["claiming"]
 
@@ -283,6 +283,37 @@ def evicted_names_glued_to_their_bullets() -> None:
         return {**result, "content": [{"type": "text", "text": text}]}
 
     _search_wrapped(glued)
+
+
+@defect("DSC-6.4", "the text of a discovery call that evicted names what left and not what came")
+def evicting_text_names_only_the_evicted() -> None:
+    """When a call evicts, the lines on eviction take the place of the text, not their place after
+    it: a model that reads only the text learns what it can no longer call, not what it now can."""
+    _evicting()
+
+    def lost_the_gain(self: AdaptiveToolset, result: dict[str, Any]) -> dict[str, Any]:
+        text = result["content"][0]["text"]
+        if "\nDeactivated to make room" not in text:
+            return result
+        text = "Deactivated to make room" + text.split("\nDeactivated to make room", 1)[1]
+        return {**result, "content": [{"type": "text", "text": text}]}
+
+    _search_wrapped(lost_the_gain)
+
+
+@variant("ID-19", "a call of an active tool that comes back with the error flag counts as a use", clauses=("EVC-3",))
+def failed_calls_are_uses() -> None:
+    _evicting()
+    call = AdaptiveToolset.call
+
+    async def counted(self: AdaptiveToolset, name: str, arguments: Any = None) -> ToolResult:
+        entry = self._active_by_name.get(name)
+        result = await call(self, name, arguments)
+        if result.get("isError") and entry is not None and self._active_by_name.get(name) is entry:
+            self._recency.use([entry.qualified_name])
+        return result
+
+    _swap(AdaptiveToolset, "call", counted)
 
 
 @defect("EVC-4.3", "a call that evicted nothing names the next tool to go as evicted")
