@@ -490,7 +490,10 @@ def _same_process_runs(event: ProcessStarted) -> bool:
         return False
     started = event.get("started")
     now = start_time(pid)
-    return started is None or now is None or now == started
+    if now is None:
+        # Reaped since `pid_alive` looked, or a system that does not tell start times.
+        return started is None or pid_alive(pid)
+    return started is None or now == started
 
 
 def wait_for_exits(path: str | os.PathLike[str], timeout: float) -> LedgerView:

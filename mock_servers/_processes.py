@@ -291,9 +291,14 @@ def pid_alive(pid: int) -> bool:
         return False
     except PermissionError:  # pragma: no cover
         return True
-    with contextlib.suppress(OSError):
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    fields = _stat(pid)
+    if fields:
+        return fields[0] not in (b"Z", b"X")
+    # No /proc entry: its parent reaped it between the two looks, or there is no /proc here.
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
     return True
 
 

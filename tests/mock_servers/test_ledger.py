@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mock_servers import Ledger, LedgerError, read_ledger, wait_for_exits
+from mock_servers import Ledger, LedgerError, _ledger, read_ledger, wait_for_exits
 from mock_servers._cli import main
 from mock_servers._processes import start_time, valid_pid
 from tests.fuzz import EXAMPLES, fuzzing
@@ -220,6 +220,26 @@ def test_a_pid_handed_to_another_process_is_not_the_server(tmp_path: Path) -> No
     Ledger(path).record("process_started", "same", started=mine)
 
     assert [e["server"] for e in read_ledger(path).processes_alive()] == ["same"]
+
+
+@pytest.mark.e2e
+def test_a_server_reaped_while_the_ledger_looks_at_it_is_not_alive(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "ledger.jsonl"
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    started = start_time(child.pid)
+    Ledger(path).record("process_started", "s", pid=child.pid, started=started)
+
+    def reaped_first(pid: int) -> int | None:
+        assert child.stdin is not None
+        child.stdin.close()
+        child.wait()
+        return start_time(pid)
+
+    monkeypatch.setattr(_ledger, "start_time", reaped_first)
+
+    assert read_ledger(path).processes_alive() == []
 
 
 @pytest.mark.parametrize("where", ["missing/ledger.jsonl", "folder", "/proc/version"])

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from mock_servers import ProcessGroup
+from mock_servers import ProcessGroup, _processes
 from mock_servers._processes import pid_alive, signal_verified, start_time, valid_pid, wait_for_pids
 
 pytestmark = pytest.mark.e2e
@@ -65,6 +65,20 @@ def test_wait_for_pids_gives_up_at_the_deadline() -> None:
     finally:
         child.kill()
         child.communicate()
+
+
+def test_a_process_reaped_while_it_is_looked_at_has_exited(monkeypatch: pytest.MonkeyPatch) -> None:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)  # a zombie: signals still reach it
+    read_stat = _processes._stat
+
+    def reaped_first(pid: int) -> list[bytes] | None:
+        child.wait()
+        return read_stat(pid)
+
+    monkeypatch.setattr(_processes, "_stat", reaped_first)
+
+    assert not pid_alive(child.pid)
 
 
 @pytest.mark.parametrize("value", [-1, 0, -12, 2**22 + 1, 2**31, 10**30, True, 1.0, "12", None])
