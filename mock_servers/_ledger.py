@@ -26,7 +26,8 @@ Events (extra fields in brackets):
   page served (``catalog``: how many changes the server's tools had seen).
 - ``tool_called`` [name, arguments, isError, protocolVersion]: a ``tools/call`` reached the server.
 - ``fault`` [fault, ...]: a fault of the spec fired (``fault`` is the spec field's name;
-  ``list_error`` or ``list_hang`` when a change has made ``tools/list`` fail or hang).
+  ``list_error`` or ``list_hang`` when a change has made ``tools/list`` fail or hang,
+  ``break_listen`` [catalog, streams] when it has ended the open listen streams).
 - ``tools_changed`` [trigger, catalog, removed, renamed, updated, added, tools, listError, listHang]: a live
   catalog changed (``trigger``: ``after_calls``, ``after_seconds`` or ``request``).
 - ``list_changed`` [catalog, n, of, connections, streams]: one ``notifications/tools/list_changed``
@@ -166,6 +167,7 @@ class FaultFired(LedgerEvent):
     index: NotRequired[int]
     seconds: NotRequired[float]
     catalog: NotRequired[int]
+    streams: NotRequired[int]
 
 
 class SessionOpened(LedgerEvent):

@@ -4,7 +4,8 @@
 (remove, rename, update, add, in that order). `Notifier` sends
 ``notifications/tools/list_changed`` to every client that can receive one: on the handshake
 era through each session the server has seen, on the 2026-07-28 era through the
-``subscriptions/listen`` streams open on the server's bus. `ListingWatch` tells a test when
+``subscriptions/listen`` streams open on the server's bus, and can break those streams.
+`ListingWatch` tells a test when
 a client has listed the tools again after a change, so that it need not sleep.
 """
 
@@ -16,6 +17,9 @@ from typing import Any, cast
 
 import anyio
 import anyio.lowlevel
+import mcp_types as types
+from mcp.server.subscriptions import ListenHandler
+from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ServerEvent, ToolsListChanged
 
 from mock_servers._generate import build_catalog
@@ -162,6 +166,32 @@ class Notifier:
 
     bus: _Bus = field(default_factory=_Bus)
     _connections: dict[int, Any] = field(default_factory=dict)
+    _streams: dict[object, bool] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._listen = ListenHandler(self.bus)
+
+    async def listen(self, ctx: Any, params: types.SubscriptionsListenRequestParams) -> types.SubscriptionsListenResult:
+        """Serve a ``subscriptions/listen`` stream (the SDK's handler), one `break_streams` can end."""
+        token = object()
+        self._streams[token] = False
+        try:
+            result = await self._listen(ctx, params)
+        finally:
+            broken = self._streams.pop(token)
+        if broken:
+            # Answered on the stream's own request: the client's subscription ends as lost.
+            raise MCPError(types.INTERNAL_ERROR, "the subscriptions/listen stream broke (break_listen set by a change)")
+        return result
+
+    def break_streams(self) -> int:
+        """End every listen stream open now with a JSON-RPC error, once it has sent the events
+        it holds; how many there were."""
+        for token in self._streams:
+            self._streams[token] = True
+        # The SDK's graceful close: each stream drains, then its handler returns (and raises here).
+        self._listen.close()
+        return len(self._streams)
 
     def add_connection(self, connection: Any) -> None:
         """Remember a handshake-era connection (an SDK ``Connection``) until it closes."""

@@ -20,7 +20,6 @@ import mcp_types as types
 from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
 from mcp.server.models import InitializationOptions
-from mcp.server.subscriptions import ListenHandler
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -353,6 +352,8 @@ class ServerCore:
                 self.record(
                     "list_changed", catalog=report.catalog, n=n, of=count, connections=connections, streams=streams
                 )
+            if change.break_listen:
+                self.fault("break_listen", catalog=report.catalog, streams=self.notifier.break_streams())
         return {"catalog": report.catalog, "tools": report.tools, "notified": count}
 
     def _due(self, change: CatalogChange) -> bool:
@@ -513,7 +514,7 @@ def sdk_server_for(core: ServerCore) -> Server[Any]:
         )
 
     # On the 2026-07-28 era a client hears of changes only on a subscriptions/listen stream.
-    listen = ListenHandler(core.notifier.bus) if server.list_changed else None
+    listen = core.notifier.listen if server.list_changed else None
     sdk_server = _FleetServer(
         server.id,
         version="1.0.0",

@@ -220,7 +220,9 @@ class CatalogChange:
     update, add; ``notify`` notifications follow (0: a silent change); ``list_error``
     makes every later ``tools/list`` answer a JSON-RPC error (``False`` heals it, ``None``
     leaves it as it is); ``list_hang`` makes every later ``tools/list`` never answer, the
-    same way.
+    same way; ``break_listen`` ends every ``subscriptions/listen`` stream open then with a
+    JSON-RPC error, after the notifications (a client hears of later changes only once it
+    listens again).
     """
 
     after_calls: int | None = None
@@ -232,6 +234,7 @@ class CatalogChange:
     notify: int = 1
     list_error: bool | None = None
     list_hang: bool | None = None
+    break_listen: bool = False
 
     def __post_init__(self) -> None:
         _check_limit("notify", self.notify, LIMITS.notifications_per_change)
@@ -380,6 +383,8 @@ def change_to_dict(change: CatalogChange) -> ChangeDocument:
         out["list_error"] = change.list_error
     if change.list_hang is not None:
         out["list_hang"] = change.list_hang
+    if change.break_listen:
+        out["break_listen"] = True
     return out
 
 

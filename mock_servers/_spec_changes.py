@@ -34,7 +34,7 @@ __all__ = [
 Problem = tuple[str, str, str]
 
 _TRIGGERS = ("after_calls", "after_seconds")
-_EDITS = ("remove", "rename", "update", "add", "notify", "list_error", "list_hang")
+_EDITS = ("remove", "rename", "update", "add", "notify", "list_error", "list_hang", "break_listen")
 _UPDATE_KEYS = ("name", "description", "input_schema", "annotations", "title")
 
 
@@ -108,6 +108,7 @@ def _change(r: FieldReader, raw: Any, path: str, raw_mode: bool, *, scheduled: b
         notify=r.integer(d, "notify", path, 1, 0, LIMITS.notifications_per_change),
         list_error=list_error,
         list_hang=list_hang,
+        break_listen=bool(_switch(r, d, "break_listen", path)),
     )
 
 

@@ -76,6 +76,7 @@ class ChangeDocument(TypedDict, total=False):
     notify: int
     list_error: bool
     list_hang: bool
+    break_listen: bool
 
 
 class ServerDocument(TypedDict):

@@ -629,27 +629,7 @@ def test_a_server_that_fails_to_list_again_is_kept_or_dropped_whole(sut: Sut, fl
             else:
                 fails: ChangeDocument = {"list_hang": True} if failure == "list_hang" else {"list_error": True}
                 await live.change("flaky", {"add": [{"name": "z", "annotations": READ_ONLY}], **fails}, outcome="error")
-            after = await live.active()
-            others = sorted(n for n in set(before) ^ set(after) if not n.startswith("flaky__"))
-            works = await r.call("docs__list_pages", {})
-            if others or works["isError"]:
-                raise live.fail(
-                    "RFR-5.2", "a failed listing of flaky changed the run's other servers", observed=others or works
-                )
-            # flaky___x is flaky_'s tool (COLLIDING), never flaky's.
-            flaky = sorted(n for n in after if n.startswith("flaky__") and n != "flaky___x")
-            outcomes = {q: await r.call(q, {}) for q in ("flaky__x", "flaky__y", "flaky__z")}
-            ran = sorted(q for q, result in outcomes.items() if not result["isError"])
-            found = await live.discover("flaky__x")
-            kept = flaky == ["flaky__x", "flaky__y"] and ran == flaky
-            dropped = not flaky and not ran and not found
-            if not (kept or dropped):
-                raise live.fail(
-                    "RFR-5.3",
-                    "after its failed listing flaky neither kept its last good catalog nor lost all its tools",
-                    expected="active and running: flaky__x and flaky__y, or none of them",
-                    observed={"listed": flaky, "ran": ran, "found": found},
-                )
+            kept = await _kept_or_dropped(live, before, "its failed listing", ["flaky__x", "flaky__y"]) is not None
             # A listing the run could not use is not kept for later ones: noisy's next change is followed.
             await live.change("noisy", {"add": [{"name": "n3", "annotations": READ_ONLY}]})
             followed = await live.discover("noisy__n3")
@@ -680,6 +660,62 @@ def test_a_server_that_fails_to_list_again_is_kept_or_dropped_whole(sut: Sut, fl
                 expected=f"answers once the listing has failed, within listTimeoutSeconds ({HANG_LIST_SECONDS:g} s)",
                 observed=str(hung),
                 case=fleet.describe() | {"open": {"refresh": True, "listTimeoutSeconds": HANG_LIST_SECONDS}},
+            ) from None
+
+
+async def _kept_or_dropped(live: Refreshing, before: list[str], after_what: str, good: list[str]) -> list[str] | None:
+    """After ``after_what`` of ``flaky``, the other servers' tools are as ``before`` and run,
+    and flaky's active tools are ``good`` (those of its last good listing), all running, or
+    none at all (RFR-5.2, RFR-5.3). Flaky's active tools once a discovery call has asked for
+    more of them, or None when it was dropped."""
+    after = await live.active()
+    others = sorted(n for n in set(before) ^ set(after) if not n.startswith("flaky__"))
+    works = await live.run.call("docs__list_pages", {})
+    if others or works["isError"]:
+        raise live.fail("RFR-5.2", f"{after_what} changed the run's other servers", observed=others or works)
+    # flaky___x is flaky_'s tool (COLLIDING), never flaky's.
+    flaky = sorted(n for n in after if n.startswith("flaky__") and n != "flaky___x")
+    outcomes = {q: await live.run.call(q, {}) for q in ("flaky__x", "flaky__y", "flaky__z")}
+    ran = sorted(q for q, result in outcomes.items() if not result["isError"])
+    found = await live.discover("flaky__x")
+    kept = flaky == good and ran == flaky
+    if not (kept or (not flaky and not ran and not found)):
+        raise live.fail(
+            "RFR-5.3",
+            f"after {after_what} flaky neither kept its last good catalog nor lost all its tools",
+            expected=f"active and running: {', '.join(good)}, or none of them",
+            observed={"listed": flaky, "ran": ran, "found": found, "results": outcomes},
+        )
+    return sorted({*flaky, *found}) if kept else None
+
+
+@clause("RFR-1.1", "RFR-5.2", "RFR-5.3")
+def test_a_server_whose_listen_stream_breaks_runs_its_tools_or_is_dropped_whole(sut: Sut, fleets: Fleets) -> None:
+    """``flaky`` adds a tool and then ends its ``subscriptions/listen`` stream with an error:
+    the run goes on answering, and flaky's tools still run or are gone whole. A host that lets
+    the error close flaky's connection lists tools that no longer run. The error reaches the
+    host beside the requests that follow, not before them for sure: the run is asked twice."""
+
+    async def body(fleet: Fleet) -> None:
+        async with _refreshing(sut, fleet) as r:
+            live = Refreshing(fleet, r)
+            before = await live.active()
+            await live.change("flaky", {"add": [{"name": "z", "annotations": READ_ONLY}], "break_listen": True})
+            # Listed whole before the stream ended: what flaky keeps, if it keeps anything.
+            good: list[str] | None = sorted(n for n in await live.active() if n.startswith("flaky__"))
+            for _ in range(2):
+                good = await _kept_or_dropped(live, before, "the end of its listen stream with an error", good or [])
+
+    with _serve(fleets) as fleet:
+        try:
+            run(body(fleet))
+        except SutMisbehaved as hung:
+            raise fail(
+                ("RFR-5.2",),
+                "after flaky ended its listen stream with an error, the run stopped answering",
+                expected="answers, whatever became of flaky",
+                observed=str(hung),
+                case=fleet.describe() | {"open": {"refresh": True}},
             ) from None
 
 

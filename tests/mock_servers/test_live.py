@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp import Client
+from mcp.client.subscriptions import SubscriptionLost
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -107,6 +108,10 @@ async def legacy(target: Any) -> AsyncIterator[tuple[Client, Heard]]:
 
 def test_a_spec_with_changes_reads_back_as_written() -> None:
     assert spec_from_dict(json.loads(json.dumps(spec_to_dict(SPEC)))) == SPEC
+    breaking = spec_from_dict(
+        {"servers": [{"id": "s", "tool_count": 1, "changes": [{"after_calls": 1, "break_listen": True}]}]}
+    )
+    assert spec_from_dict(spec_to_dict(breaking)) == breaking and breaking.servers[0].changes[0].break_listen
     scheduled = SPEC.server("scheduled")
     assert scheduled.list_changed  # changes imply it
     assert [c.trigger for c in scheduled.changes] == ["after_calls", "after_seconds"]
@@ -133,6 +138,7 @@ def test_a_spec_with_changes_reads_back_as_written() -> None:
         ({"changes": [{"after_calls": 1, "add": {"name": "y"}}]}, "changes[0].add", "a list of tools"),
         ({"changes": [{"after_calls": 1, "list_error": "yes"}]}, "changes[0].list_error", "true or false"),
         ({"changes": [{"after_calls": 1, "list_hang": 1}]}, "changes[0].list_hang", "true or false"),
+        ({"changes": [{"after_calls": 1, "break_listen": "yes"}]}, "changes[0].break_listen", "true or false"),
         ({"changes": [{"after_calls": 1, "rename": {"x": "y"}}]}, "changes[0].rename", "a list of {from, to}"),
         ({"changes": [{"after_calls": 1, "update": {"name": "x"}}]}, "changes[0].update", "a list of tools"),
         ({"changes": [{"after_calls": 1, "update": [{"description": "D."}]}]}, "changes[0].update[0].name", "the name"),
@@ -247,6 +253,29 @@ async def test_a_change_on_demand_reaches_both_eras_and_every_notification_is_re
     sent = read_ledger(tmp_path / "ledger.jsonl").notifications("live")
     assert [e["n"] for e in sent] == list(range(1, 301))
     assert {(e["connections"], e["streams"]) for e in sent} == {(1, 1)}
+
+
+async def test_break_listen_ends_each_open_listen_stream_with_an_error_after_the_notifications(tmp_path: Path) -> None:
+    fleet = MemoryFleet(SPEC, Ledger(tmp_path / "ledger.jsonl"))
+    heard: list[object] = []
+
+    async with Client(fleet.servers["live"]) as client:
+        async with client.listen(tools_list_changed=True) as events:
+            await fleet.change_tools("live", {"add": [{"name": "fresh"}], "break_listen": True})
+            with anyio.fail_after(10), pytest.raises(SubscriptionLost) as lost:
+                async for event in events:
+                    heard.append(event)
+        # The connection outlives the stream: the client listens again and hears the next change.
+        async with client.listen(tools_list_changed=True) as again:
+            await fleet.change_tools("live", {"remove": ["fresh"]})
+            with anyio.fail_after(10):
+                await again.__anext__()
+        names = [t.name for t in await list_all(client)]
+
+    assert len(heard) == 1
+    assert isinstance(lost.value.__cause__, MCPError) and "break_listen" in lost.value.__cause__.error.message
+    assert "fresh" not in names
+    assert [(e["catalog"], e["streams"]) for e in read_ledger(tmp_path / "ledger.jsonl").faults("live")] == [(1, 1)]
 
 
 async def test_a_server_without_list_changed_changes_silently() -> None:

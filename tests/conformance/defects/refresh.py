@@ -12,6 +12,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import anyio
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
 from reference_impl import Definition, ToolResult, _connections, _policy, _toolset
 from reference_impl._budgets import Budgets
 from reference_impl._catalog import Catalog
@@ -498,6 +501,34 @@ def failed_listing_half_drops() -> None:
 
     _swap(AdaptiveToolset, "listing_failed", listing_failed)
     _swap(AdaptiveToolset, "definitions", shown)
+
+
+@defect("RFR-5.3", "a listen stream that ends with an error takes its server's connection down, its tools still listed")
+def broken_listen_stream_ends_the_connection() -> None:
+    """The error of a stream the server acknowledged escapes the listener into the task group
+    that holds the server's connection, which closes it: every later call of its tools fails."""
+    _refreshing()
+
+    async def _listen(
+        self: _connections.Connection, client: Any, *, task_status: Any = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        tools = client.server_capabilities.tools
+        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS or tools is None or not tools.list_changed:
+            task_status.started()
+            return
+        acknowledged = False
+        try:
+            async with client.listen(tools_list_changed=True) as events:
+                task_status.started()
+                acknowledged = True
+                async for _event in events:
+                    self._heard_one()
+        except Exception:
+            if acknowledged:
+                raise
+            task_status.started()
+
+    _swap(_connections.Connection, "_listen", _listen)
 
 
 @variant("ID-18", "a server whose listing fails is dropped with all its tools, and the run says so", clauses=("RFR-5",))
