@@ -5,8 +5,8 @@
 ``notifications/tools/list_changed`` to every client that can receive one: on the handshake
 era through each session the server has seen, on the 2026-07-28 era through the
 ``subscriptions/listen`` streams open on the server's bus, and can break those streams.
-`ListingWatch` tells a test when
-a client has listed the tools again after a change, so that it need not sleep.
+`ListingWatch` tells a test when a client has listed the tools again after a change, so
+that it need not sleep.
 """
 
 from __future__ import annotations
