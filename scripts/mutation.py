@@ -888,6 +888,12 @@ def collect(verdicts: dict[str, dict[str, Verdict]], prints: Fingerprints) -> Re
             elif status == NOT_RUN:
                 row.not_run += 1
                 results.missing.append(name)
+                # A verdict on a mutant not run yet waits for its run: not stale, whatever
+                # mutation the run then finds under the name.
+                for table in (equivalent, awaiting):
+                    key = name if name in table else _verdict(name, table, "")
+                    if key is not None:
+                        used.add(key)
             elif status == KILLED:
                 row.killed += 1
             elif status == TIMEOUT:

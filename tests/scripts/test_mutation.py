@@ -259,3 +259,29 @@ def test_the_wall_time_of_a_run_stopped_before_its_end_says_so() -> None:
     stopped = MUTATION._wall(125.0, 2, True, False)
     assert stopped.startswith("2 min with `--jobs 2`, a `--resume`") and stopped.endswith(", stopped before its end")
     assert "stopped" not in MUTATION._wall(125.0, 2, False, True)
+
+
+def test_a_verdict_on_a_mutant_not_run_yet_is_not_listed_as_stale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only a verdict whose mutant was killed or no longer exists is stale; one whose mutant
+    a cut-short run never reached waits for that run."""
+    monkeypatch.setattr(MUTATION, "MUTANTS", tmp_path)
+    for name, file in (("EXTRA_RESULTS", "extra"), ("DRIVER_RESULTS", "driver"), ("VERIFIED", "verified")):
+        monkeypatch.setattr(MUTATION, name, tmp_path / f"{file}.json")
+    monkeypatch.setattr(MUTATION, "extra_mutants", list)  # mutmut's mutators live in the mutation venv alone
+    meta = tmp_path / f"{MUTATION.MODULES[0][0]}.meta"
+    meta.parent.mkdir(parents=True)
+    meta.write_text(json.dumps({"exit_code_by_key": {"m.x_f__mutmut_1": None, "m.x_g__mutmut_1": None}}))
+    verdicts = {
+        "equivalent": {
+            "m.x_f__mutmut_1": MUTATION.Verdict("same result", "`a` → `b`"),
+            "m.x_gone__mutmut_1": MUTATION.Verdict("same result", "`a` → `b`"),
+        },
+        "awaiting": {"m.x_g__mutmut_*": MUTATION.Verdict("a check is on its way")},
+    }
+
+    results = MUTATION.collect(verdicts, _Prints())
+
+    assert {"m.x_f__mutmut_1", "m.x_g__mutmut_1"} <= set(results.missing)
+    assert results.stale == ["m.x_gone__mutmut_1"]
