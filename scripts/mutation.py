@@ -332,15 +332,7 @@ def run_extras(jobs: int, rerun: Any, prints: Fingerprints, only: Sequence[str] 
     if not extras:
         say("extra mutants: none to run (module constants and @property bodies)")
         return
-    # Which tests reach the reference, and how long each takes: mutmut maps it before its
-    # first mutant, so a resumed run that gave mutmut nothing to run may not have it yet.
-    stats_file = MUTANTS / "mutmut-stats.json"
-    if not stats_file.exists():
-        raise SystemExit(
-            f"{stats_file} is missing: mutmut has not mapped the suite in this mutants/ yet; "
-            "run without --only (or with a pattern that matches a mutant mutmut runs) first"
-        )
-    stats = json.loads(stats_file.read_text())
+    stats = suite_map()
     durations: dict[str, float] = stats["duration_by_test"]
     reaching = set().union(*map(set, stats["tests_by_mangled_function_name"].values()))
     tests = sorted(reaching, key=lambda t: durations.get(t, 0.0))
@@ -628,9 +620,28 @@ def driver_jobs(names: Sequence[str], stats: dict[str, Any]) -> list[DriverJob]:
     return jobs
 
 
+def suite_map() -> dict[str, Any]:
+    """mutmut's map of the suite: which tests reach each function, and how long each takes.
+
+    mutmut makes it before its first mutant, so a resumed run that gave mutmut nothing to
+    run (a fresh checkout whose in-process results all came from the store, under --only)
+    does not have it yet.
+    """
+    stats_file = MUTANTS / "mutmut-stats.json"
+    if not stats_file.exists():
+        raise SystemExit(
+            f"{stats_file} is missing: mutmut has not mapped the suite in this mutants/ yet; "
+            "run without --only (or with a pattern that matches a mutant mutmut runs) first"
+        )
+    result: dict[str, Any] = json.loads(stats_file.read_text())
+    return result
+
+
 def run_driver(jobs: int, survivors: list[str], prints: Fingerprints) -> None:
     """Run the in-process survivors through the stdio driver, ``jobs`` at a time."""
-    stats = json.loads((MUTANTS / "mutmut-stats.json").read_text())
+    if not survivors:
+        return
+    stats = suite_map()
     results = load_json(DRIVER_RESULTS)
     current = {
         n

@@ -285,3 +285,13 @@ def test_a_verdict_on_a_mutant_not_run_yet_is_not_listed_as_stale(
 
     assert {"m.x_f__mutmut_1", "m.x_g__mutmut_1"} <= set(results.missing)
     assert results.stale == ["m.x_gone__mutmut_1"]
+
+
+def test_survivors_to_run_through_the_driver_before_mutmut_mapped_the_suite_stop_the_run_saying_how(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(MUTATION, "MUTANTS", tmp_path)
+
+    MUTATION.run_driver(2, [], _Prints())  # nothing to run needs no map
+    with pytest.raises(SystemExit, match=r"mutmut-stats\.json is missing.*without --only"):
+        MUTATION.run_driver(2, ["m.x_f__mutmut_1"], _Prints())
