@@ -359,7 +359,8 @@ def run_extras(jobs: int, rerun: Any, prints: Fingerprints, only: Sequence[str] 
             "fingerprint": prints.of(extra.name).as_dict(),
         }
         save_json(EXTRA_RESULTS, results)
-        done = len(results)
+        # Counted over this run's extras: results also holds what earlier runs settled.
+        done = sum(e.name in results for e in extras)
         if status != KILLED or done % 10 == 0:
             say(f"extra {done}/{len(extras)}: {extra.name} {status} ({elapsed:.0f} s)")
 

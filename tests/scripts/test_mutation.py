@@ -233,6 +233,44 @@ def test_a_resumed_run_with_no_mutant_of_a_constant_to_run_needs_no_map_of_the_s
     MUTATION.run_extras(1, lambda name, status: False, _Prints(), ["no.such.module.*"])
 
 
+class _Passed:
+    """A finished run of the suite that passed."""
+
+    def wait(self) -> int:
+        return 0
+
+
+def test_the_progress_of_a_resumed_run_counts_the_mutants_of_constants_it_runs_not_those_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(MUTATION, "MUTANTS", tmp_path)
+    monkeypatch.setattr(MUTATION, "EXTRA_RESULTS", tmp_path / "extra-results.json")
+    kept = {f"m.K__extra_{i}": {"status": MUTATION.KILLED, "fingerprint": NOW} for i in range(5)}
+    (tmp_path / "extra-results.json").write_text(json.dumps(kept))
+    path = MUTATION.MODULES[0][0]
+    to_run = [MUTATION.Extra(f"m.C__extra_{i}", path, "", 1, "C = 1", "C = 2") for i in (1, 2)]
+    monkeypatch.setattr(MUTATION, "extra_mutants", lambda: to_run)
+    monkeypatch.setattr(MUTATION, "suite_map", lambda: {"tests_by_mangled_function_name": {}, "duration_by_test": {}})
+    # The unmutated module in the checkout, and the tree copy a mutant is written to.
+    (tmp_path / "root" / path).parent.mkdir(parents=True)
+    (tmp_path / "root" / path).write_text("C = 1\n")
+    (tmp_path / "tree" / path).parent.mkdir(parents=True)
+    monkeypatch.setattr(MUTATION, "ROOT", tmp_path / "root")
+    monkeypatch.setattr(MUTATION, "_copy_tree", lambda target: tmp_path / "tree")
+    monkeypatch.setattr(MUTATION, "_start", lambda tree, tests: _Passed())
+
+    def survive_each(pending: list[Any], running: Any, jobs: int, start: Any, finish: Any, budget: Any) -> None:
+        for extra in pending:
+            finish(0, extra, MUTATION.SURVIVED, 1.0)
+
+    monkeypatch.setattr(MUTATION, "_pool", survive_each)
+
+    MUTATION.run_extras(1, lambda name, status: False, _Prints())
+
+    out = capsys.readouterr().out
+    assert "extra 1/2: m.C__extra_1 survived" in out and "extra 2/2: m.C__extra_2 survived" in out
+
+
 def test_a_mutant_of_the_profile_claims_meets_the_profiles_checks_with_the_profiles_off() -> None:
     """A driver claiming eviction without it fails EVI checks only in a run that claims it."""
     name = "reference_impl.driver._session.xǁReferenceDriverǁinitialize__mutmut_39"
