@@ -1294,7 +1294,7 @@ def main() -> None:
             (MUTANTS / "wall-time.txt").write_text(_wall(time.monotonic() - started, args.jobs, args.resume, finished))
     prints = Fingerprints()
     wall_file = MUTANTS / "wall-time.txt"
-    wall = wall_file.read_text() if wall_file.exists() else "unknown"
+    wall = wall_file.read_text().strip() if wall_file.exists() else "unknown"  # written by hand too
     results = _while_settled(lambda: collect(verdicts, prints))
     # Also for --report: the results of a run stopped before its end still
     # re-verify the verdicts whose runs it finished against today's fingerprints.
