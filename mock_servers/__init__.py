@@ -54,6 +54,7 @@ if TYPE_CHECKING:
         ToolsListed,
         read_ledger,
         wait_for_exits,
+        wait_for_listing,
     )
     from mock_servers._limits import LIMITS, Limits
     from mock_servers._processes import ProcessGroup
@@ -147,6 +148,7 @@ __all__ = [
     "ToolsChanged",
     "read_ledger",
     "wait_for_exits",
+    "wait_for_listing",
     # Errors
     "CaptureError",
     "FleetArgumentError",

@@ -71,6 +71,7 @@ __all__ = [
     "ToolsListed",
     "read_ledger",
     "wait_for_exits",
+    "wait_for_listing",
 ]
 
 OBSERVABILITY = """\
@@ -424,6 +425,20 @@ class LedgerView:
         """The page indexes of every ``tools/list`` the server answered, in order."""
         return [e["page"] for e in self.of("tools_listed", server) if isinstance(e.get("page"), int)]
 
+    def listed_since(self, server: str, catalog: int) -> bool:
+        """Whether a client has listed the server's tools through their last page, having
+        begun (with page 0) at catalog version ``catalog`` or later: a listing that follows
+        a change, as `ServerCore.await_listing` counts one for a server served over HTTP."""
+        started = -1
+        for e in self.of("tools_listed", server):
+            page, version = e.get("page"), e.get("catalog")
+            if type(page) is int and page == 0:
+                # Written by whoever can write the file: a version that is no integer counts as none.
+                started = version if type(version) is int else -1
+            if e.get("nextCursor") is None and started >= catalog:
+                return True
+        return False
+
     def changes(self, server: str | None = None) -> list[ToolsChanged]:
         """``tools_changed`` events: the changes of live catalogs, in order."""
         return self.of("tools_changed", server)
@@ -507,6 +522,26 @@ def wait_for_exits(path: str | os.PathLike[str], timeout: float) -> LedgerView:
     view = read_ledger(path)
     wait_for_pids([int(e["pid"]) for e in view.processes_alive()], timeout)
     return read_ledger(path)
+
+
+#: How often `wait_for_listing` reads the ledger again: a file has nothing to wait on.
+LISTING_POLL_SECONDS = 0.02
+
+
+def wait_for_listing(path: str | os.PathLike[str], server: str, catalog: int, timeout: float) -> bool:
+    """Wait until the ledger shows a listing of ``server`` since catalog version ``catalog``
+    (see `LedgerView.listed_since`), at most ``timeout`` seconds; whether it does.
+
+    For servers whose process the host under test starts (stdio): their changes are
+    scheduled in the spec, and no fleet host watches their listings.
+    """
+    deadline = time.monotonic() + timeout
+    while not read_ledger(path).listed_since(server, catalog):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        time.sleep(min(LISTING_POLL_SECONDS, left))
+    return True
 
 
 #: How many skipped lines a `LedgerView` describes (it counts them all).

@@ -33,6 +33,7 @@ from mock_servers import (
     spec_to_dict,
     stdio_command,
     wait_for_exits,
+    wait_for_listing,
 )
 
 __all__ = ["RELIST_SECONDS", "Fleet", "Fleets", "Transport", "expect_nothing_left", "tools_of"]
@@ -75,7 +76,14 @@ class Fleet:
         return int(answer["catalog"])
 
     async def relisted(self, server_id: str, catalog: int, timeout: float = RELIST_SECONDS) -> str:
-        """Wait until the server has been listed again since ``catalog``: ``complete``, ``error`` or ``timeout``."""
+        """Wait until the server has been listed again since ``catalog``: ``complete``, ``error`` or ``timeout``.
+
+        A fleet served over stdio (whose changes are scheduled in its spec) is watched
+        through its ledger, where only ``complete`` or ``timeout`` can be read.
+        """
+        if self.host is None:
+            listed = await asyncio.to_thread(wait_for_listing, self.ledger_path, server_id, catalog, timeout)
+            return "complete" if listed else "timeout"
         host, urls = self._live()
         return await asyncio.to_thread(host.await_listing, urls, server_id, catalog, timeout)
 

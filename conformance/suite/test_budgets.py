@@ -53,6 +53,8 @@ FULL_FIRST_ROUNDS: list[tuple[FleetAndPolicies, int]] = [
     (_servers((40, {"mode": "all", "maxActiveTools": 40})), 56),  # no discovery tool: 56 + 40 = 96
     (_servers((40, {"mode": "all", "maxActiveTools": 40})), 55),  # one short: 95
     (_servers((10, {}), (40, {"mode": "all", "maxActiveTools": 40})), 45),  # 40 required, 10 ranked: 96
+    # The same, with more ranked tools than the places the required ones leave: 10 of 30.
+    (_servers((30, {}), (40, {"mode": "all", "maxActiveTools": 40})), 45),
 ]
 
 

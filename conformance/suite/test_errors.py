@@ -538,8 +538,9 @@ def test_a_listed_entry_that_is_not_a_tool_object_is_named_by_its_position(sut: 
 
 # Each failure of ERR-1/ERR-3 with the words its message must carry (ERR-9.1): the server
 # (a policy's errors name it by id, which ``servers[0]`` alone would leave to counting),
-# the field, and the value.
-ERROR_MESSAGES: dict[str, tuple[str, dict[str, Any], list[str]]] = {
+# the field, and the value. A change is made to the one server, or a list of changes gives
+# as many servers, each the one server so changed.
+ERROR_MESSAGES: dict[str, tuple[str, dict[str, Any] | list[dict[str, Any]], list[str]]] = {
     "bad-server-id": ("config_error", {"id": "s.0"}, ["s.0"]),
     "max-active-out-of-range": ("config_error", {"policy": {"maxActiveTools": 97}}, ["bigsrv", "maxActiveTools", "97"]),
     "unknown-mode": ("config_error", {"policy": {"mode": "some"}}, ["bigsrv", "mode", "some"]),
@@ -558,10 +559,11 @@ ERROR_MESSAGES: dict[str, tuple[str, dict[str, Any], list[str]]] = {
     ),
     "denied-tool-not-a-string": ("config_error", {"policy": {"deniedTools": [7]}}, ["bigsrv", "deniedTools", "7"]),
     "pinned-tool-not-a-string": ("config_error", {"policy": {"pinnedTools": [["x"]]}}, ["bigsrv", "pinnedTools"]),
-    "policy-not-an-object": ("config_error", {"policy": ["all"]}, ["bigsrv", "policy"]),
+    "policy-not-an-object": ("config_error", {"policy": ["all-tools"]}, ["bigsrv", "policy", "all-tools"]),
     "unknown-policy-field": ("config_error", {"policy": {"colour": "red"}}, ["bigsrv", "colour"]),
     "server-id-with-a-separator": ("config_error", {"id": "big__srv"}, ["big__srv"]),
     "server-id-not-a-string": ("config_error", {"id": 7}, ["7"]),
+    "server-id-repeated": ("config_error", [{}, {}], ["bigsrv"]),
 }
 
 
@@ -571,7 +573,8 @@ def test_error_messages_name_what_was_wrong(sut: Sut, fleets: Fleets, name: str)
     kind, change, words = ERROR_MESSAGES[name]
     with fleets.serve(FleetSpec(servers=(ServerSpec(id="bigsrv", tool_count=6),), seed=0)) as served:
         # The change breaks the configuration on purpose: the run must refuse it (ERR-3).
-        params = open_params([cast(ServerConfig, served.servers[0] | change)])
+        changes = change if isinstance(change, list) else [change]
+        params = open_params([cast(ServerConfig, served.servers[0] | c) for c in changes])
         got = _attempt(sut, params)
     if not isinstance(got, OutcomeError) or got.kind != kind:
         # Whether it must fail is ERR-1 / ERR-3; here only the words are judged.

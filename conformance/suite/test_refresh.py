@@ -32,7 +32,7 @@ from conformance.suite._wire import (
     portable,
     run,
 )
-from mock_servers import ChangeDocument, Faults, FleetSpec, ServerSpec, ToolCalled, ToolSpec
+from mock_servers import CatalogChange, ChangeDocument, Faults, FleetSpec, ServerSpec, ToolCalled, ToolSpec
 
 READ_ONLY = {"readOnlyHint": True}
 #: How long a host that does not claim refresh is watched after a change: one that refreshes
@@ -89,7 +89,10 @@ class Refreshing:
     async def change(self, server_id: str, change: ChangeDocument, *, outcome: str = "complete") -> None:
         """Change a server's tools and wait until the run has listed it again (or failed to)."""
         self.changes.append({"server": server_id, **change})
-        catalog = await self.fleet.change_tools(server_id, change)
+        await self.listed_again(server_id, await self.fleet.change_tools(server_id, change), outcome=outcome)
+
+    async def listed_again(self, server_id: str, catalog: int, *, outcome: str = "complete") -> None:
+        """Wait until the run has listed the server since its catalog version ``catalog`` (or failed to)."""
         listed = await self.fleet.relisted(server_id, catalog)
         if listed == "timeout":
             raise self.fail(
@@ -601,6 +604,44 @@ def test_a_server_of_the_initialize_era_is_followed_through_the_notifications_on
         run(body(fleet))
 
 
+def _stdio(era: str) -> FleetSpec:
+    """A server the host starts over stdio, whose catalog changes as it answers its first call:
+    a change scheduled in the spec, since no fleet host reaches a process the host started."""
+    server = ServerSpec(
+        id="local",
+        tool_count=0,
+        tools=(_tool("read_note"), _tool("list_notes")),
+        list_changed=True,
+        changes=(CatalogChange(after_calls=1, remove=("read_note",)),),
+        legacy_only=era == "initialize",
+    )
+    return FleetSpec(servers=(server,))
+
+
+@clause("RFR-1.1", "RFR-1.2")
+@pytest.mark.parametrize("era", ["2026-07-28", "initialize"])
+def test_a_stdio_server_is_followed_through_its_notifications(sut: Sut, fleets: Fleets, era: str) -> None:
+    """The other checks serve their fleets over HTTP: a host that hears of changes only there
+    (on its listen stream, or on its HTTP connections) never lists a stdio server again."""
+
+    async def body(fleet: Fleet) -> None:
+        async with sut.open({**open_params(fleet.servers), "refresh": True}) as r:
+            live = Refreshing(fleet, r)
+            precondition("POL-6.2", "local__read_note" in await live.active(), "a tool of mode all was not active")
+            await r.call("local__read_note", {})
+            reached = bool(live.calls_since("local__read_note", 0))
+            precondition("CAT-4.1", reached, "an active tool's call did not reach its server")
+            await live.listed_again("local", 1)
+            if "local__read_note" in await live.active():
+                raise live.fail(
+                    "RFR-1.2", "after a stdio server was listed again without a tool, the definitions still list it"
+                )
+
+    legacy = _connected_to_the_initialize_era() if era == "initialize" else contextlib.nullcontext()
+    with fleets.serve(_stdio(era), {"local": {"mode": "all"}}, transport="stdio") as fleet, legacy:
+        run(body(fleet))
+
+
 #: The listing time-out of the run whose server stops answering: the bound a re-listing
 #: that never ends must fail within (PROTOCOL.md P22), well inside a request's time-out.
 HANG_LIST_SECONDS = 2.0
@@ -710,8 +751,8 @@ def test_a_server_whose_listen_stream_breaks_runs_its_tools_or_is_dropped_whole(
             await live.change("flaky", {"add": [{"name": "z", "annotations": READ_ONLY}], "break_listen": True})
             # Listed whole before the stream ended: what flaky keeps, if it keeps anything.
             good: list[str] | None = sorted(n for n in await live.active() if n.startswith("flaky__"))
+            after_what = "the end of its listen stream with an error"
             for settled in (False, False, True):
-                after_what = "the end of its listen stream with an error"
                 good = await _kept_or_dropped(live, before, after_what, good or [], settled=settled)
 
     with _serve(fleets) as fleet:

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mock_servers import Ledger, LedgerError, _ledger, read_ledger, wait_for_exits
+from mock_servers import Ledger, LedgerError, _ledger, read_ledger, wait_for_exits, wait_for_listing
 from mock_servers._cli import main
 from mock_servers._processes import start_time, valid_pid
 from tests.fuzz import EXAMPLES, fuzzing
@@ -106,6 +106,34 @@ def test_wait_for_exits_gives_up_after_the_timeout_and_names_who_is_left(tmp_pat
     finally:
         child.kill()
         child.communicate()
+
+
+def test_a_listing_counts_from_a_first_page_served_after_the_change_to_its_last_page(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.jsonl"
+    ledger = Ledger(path)
+    ledger.record("tools_listed", "s", page=0, cursor=None, nextCursor=None, catalog=0)
+    ledger.record("tools_listed", "other", page=0, cursor=None, nextCursor=None, catalog=1)
+    assert read_ledger(path).listed_since("s", 0)
+    assert not read_ledger(path).listed_since("s", 1)
+    ledger.record("tools_listed", "s", page=0, cursor=None, nextCursor="1", catalog=1)
+    assert not read_ledger(path).listed_since("s", 1)
+    ledger.record("tools_listed", "s", page=1, cursor="1", nextCursor=None, catalog=1)
+    assert read_ledger(path).listed_since("s", 1)
+    assert not read_ledger(path).listed_since("s", 2)
+
+
+def test_a_listing_whose_version_is_no_integer_follows_no_change(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.jsonl"
+    Ledger(path).record("tools_listed", "s", page=0, cursor=None, nextCursor=None, catalog="9")
+    Ledger(path).record("tools_listed", "s", page=False, cursor=None, nextCursor=None, catalog=9)
+    assert not read_ledger(path).listed_since("s", 0)
+
+
+def test_wait_for_listing_returns_once_the_ledger_shows_the_listing_or_the_time_is_up(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.jsonl"
+    assert not wait_for_listing(path, "s", 0, 0.05)
+    Ledger(path).record("tools_listed", "s", page=0, cursor=None, nextCursor=None, catalog=3)
+    assert wait_for_listing(path, "s", 3, 60)
 
 
 def test_lines_that_are_not_events_are_skipped_and_described(tmp_path: Path) -> None:
