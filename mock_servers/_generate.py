@@ -8,9 +8,11 @@ machine and on every Python version the project supports.
 from __future__ import annotations
 
 import copy
+import functools
+import json
 import random
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -89,16 +91,29 @@ def generate_tools(server: ServerSpec) -> list[ListedTool]:
 
 def build_catalog(server: ServerSpec) -> Catalog:
     """Like `generate_tools`, also telling which tools carry which fault."""
-    rng = random.Random(server.seed)
-    domain = DOMAINS[server.domain]
     explicit = [_explicit_to_wire(t) for t in server.tools]
-    taken = [t.name for t in server.tools]
-    chosen = _choose(rng, _candidates(domain), server.tool_count, server.annotations, taken)
-    generated = [_build_tool(rng, c, domain, server.schema) for c in chosen]
-    _annotate(rng, generated, [c.read for c in chosen], server.annotations, domain)
+    taken = tuple(t.name for t in server.tools)
+    generated = json.loads(
+        _generated(server.seed, server.domain, server.tool_count, server.annotations, server.schema, taken)
+    )
     catalog = Catalog(tools=explicit + generated)
     _apply_faults(random.Random(server.seed * 7919 + 17), catalog, server.faults)
     return catalog
+
+
+@functools.lru_cache(maxsize=256)
+def _generated(
+    seed: int, domain_name: str, count: int, mix: AnnotationMix, shapes: SchemaShapes, taken: tuple[str, ...]
+) -> str:
+    """The generated tools of a server, as JSON: the same spec is served, listed and checked
+    against many times over (the suite asks for the tools of each server of each example a
+    few times), and each caller gets a copy of its own to change."""
+    rng = random.Random(seed)
+    domain = DOMAINS[domain_name]
+    chosen = _choose(rng, _candidates(domain_name), count, mix, list(taken))
+    generated = [_build_tool(rng, c, domain, shapes) for c in chosen]
+    _annotate(rng, generated, [c.read for c in chosen], mix, domain)
+    return json.dumps(generated)
 
 
 def is_read_name(name: str) -> bool:
@@ -117,7 +132,9 @@ def _snake(words: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", words.lower()).strip("_")
 
 
-def _candidates(domain: Domain) -> list[_Candidate]:
+@functools.cache
+def _candidates(domain_name: str) -> tuple[_Candidate, ...]:
+    domain = DOMAINS[domain_name]
     out: list[_Candidate] = []
     seen: list[str] = []
     for entity in domain.entities:
@@ -133,11 +150,11 @@ def _candidates(domain: Domain) -> list[_Candidate]:
         if action.name not in seen:
             seen.append(action.name)
             out.append(_Candidate(action.name, action.read, action=action))
-    return out
+    return tuple(out)
 
 
 def _choose(
-    rng: random.Random, pool: list[_Candidate], count: int, mix: AnnotationMix, taken: list[str]
+    rng: random.Random, pool: Sequence[_Candidate], count: int, mix: AnnotationMix, taken: list[str]
 ) -> list[_Candidate]:
     pool = [c for c in pool if c.name not in taken]
     reads = [c for c in pool if c.read]

@@ -21,6 +21,7 @@ descriptions, schemas) never goes through Faker, so it does not change with Fake
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -76,7 +77,7 @@ class ResultMaker:
     def __init__(self, spec: ServerSpec) -> None:
         self.spec = spec
         self.domain = DOMAINS[spec.domain]
-        self._shapes = _shapes(self.domain)
+        self._shapes = _shapes(spec.domain)
         self._faker: Any = None
 
     def _fake(self, seed: int) -> Any:
@@ -224,8 +225,11 @@ def _snake(words: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", words.lower()).strip("_")
 
 
-def _shapes(domain: Domain) -> dict[str, Shape]:
-    """Tool name → (verb, entity, action), for every name the domain can generate."""
+@functools.cache
+def _shapes(domain_name: str) -> Mapping[str, Shape]:
+    """Tool name → (verb, entity, action), for every name the domain can generate: one table
+    per domain, read by every server of it."""
+    domain = DOMAINS[domain_name]
     out: dict[str, Shape] = {}
     for entity in domain.entities:
         for verb_key in entity.verbs:

@@ -118,6 +118,18 @@ async def test_a_run_answers_checked_values_and_records_every_step(sut: Sut, fak
     assert fake.closed == ["run-1"]
 
 
+async def test_a_case_keeps_its_own_copy_of_what_a_python_caller_passed(sut: Sut, fake: FakeSut) -> None:
+    arguments: dict[str, Any] = {"tags": {"b"}, "page": {"n": 1}}
+    run = await sut.open(PARAMS)
+    await run.call("github__search", arguments)
+    # JSON holds no set: the step is copied deeply instead, and what the caller changes later stays out of it.
+    arguments["page"]["n"] = 2
+    assert run.case["steps"] == [
+        {"method": "run.call", "name": "github__search", "arguments": {"tags": {"b"}, "page": {"n": 1}}}
+    ]
+    await run.close()
+
+
 def _tools(count: int) -> list[Definition]:
     return [{**TOOL, "name": f"t{i}"} for i in range(count)]
 

@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from reference_impl import Definition, ToolResult, _connections, _policy, _toolset
+from reference_impl import Definition, StdioTarget, ToolResult, _connections, _policy, _toolset
 from reference_impl._budgets import Budgets
 from reference_impl._catalog import Catalog
 from reference_impl._policy import Eligibility
@@ -570,6 +570,27 @@ def changes_heard_only_on_listen_streams() -> None:
     async def _on_message(self: _connections.Connection, message: Any) -> None:
         return None
 
+    _swap(_connections.Connection, "_on_message", _on_message)
+
+
+@defect("RFR-1.1", "a host with refresh hears of changes only from the servers it reaches over HTTP")
+def changes_heard_only_over_http() -> None:
+    """Written for servers behind a URL: a server the host starts over stdio is never listened
+    to, on a listen stream or on its connection, so its changes go unheard in either era."""
+    _refreshing()
+    listen, on_message = _connections.Connection._listen, _connections.Connection._on_message
+
+    async def _listen(self: _connections.Connection, client: Any, **kwargs: Any) -> None:
+        if isinstance(self.config.target, StdioTarget):
+            kwargs.get("task_status", anyio.TASK_STATUS_IGNORED).started()
+            return
+        await listen(self, client, **kwargs)
+
+    async def _on_message(self: _connections.Connection, message: Any) -> None:
+        if not isinstance(self.config.target, StdioTarget):
+            await on_message(self, message)
+
+    _swap(_connections.Connection, "_listen", _listen)
     _swap(_connections.Connection, "_on_message", _on_message)
 
 
