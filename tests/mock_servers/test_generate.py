@@ -96,6 +96,16 @@ def test_names_get_a_numeric_suffix_once_the_vocabulary_runs_out() -> None:
     assert "list_events_2" in names
 
 
+def test_each_caller_gets_tools_of_its_own_to_change() -> None:
+    server = ServerSpec(id="s", tool_count=3, seed=11)
+    first = generate_tools(server)
+    served = json.dumps(first)
+    first[0]["name"] = "changed"
+    first[1]["inputSchema"]["properties"] = {}
+    first.pop()
+    assert json.dumps(generate_tools(server)) == served
+
+
 def test_explicit_tools_come_first_and_generated_names_avoid_them() -> None:
     explicit = ToolSpec(name="list_pull_requests", description="Mine", input_schema={"type": "object"})
     tools = generate_tools(ServerSpec(id="s", tool_count=60, tools=(explicit,)))
