@@ -93,12 +93,18 @@ def build_catalog(server: ServerSpec) -> Catalog:
     """Like `generate_tools`, also telling which tools carry which fault."""
     explicit = [_explicit_to_wire(t) for t in server.tools]
     taken = tuple(t.name for t in server.tools)
+    # Large servers are built afresh each time: kept, a few hundred of them would hold gigabytes.
+    make = _generated if server.tool_count <= _CACHED_TOOL_COUNT else _generated.__wrapped__
     generated = json.loads(
-        _generated(server.seed, server.domain, server.tool_count, server.annotations, server.schema, taken)
+        make(server.seed, server.domain, server.tool_count, server.annotations, server.schema, taken)
     )
     catalog = Catalog(tools=explicit + generated)
     _apply_faults(random.Random(server.seed * 7919 + 17), catalog, server.faults)
     return catalog
+
+
+#: The most generated tools of a server whose catalog is kept for the next caller.
+_CACHED_TOOL_COUNT = 500
 
 
 @functools.lru_cache(maxsize=256)

@@ -631,7 +631,14 @@ def test_a_stdio_server_is_followed_through_its_notifications(sut: Sut, fleets: 
             await r.call("local__read_note", {})
             reached = bool(live.calls_since("local__read_note", 0))
             precondition("CAT-4.1", reached, "an active tool's call did not reach its server")
-            await live.listed_again("local", 1)
+            try:
+                await live.listed_again("local", 1)
+            except Nonconformance:
+                # A server started again has a catalog of its own, which only its schedule
+                # changes: a host that lists a stdio server on a new process is not judged here.
+                if len(fleet.ledger().of("process_started", "local")) > 1:
+                    nothing_to_check("the host listed the stdio server again by starting it again")
+                raise
             if "local__read_note" in await live.active():
                 raise live.fail(
                     "RFR-1.2", "after a stdio server was listed again without a tool, the definitions still list it"

@@ -96,8 +96,9 @@ def test_names_get_a_numeric_suffix_once_the_vocabulary_runs_out() -> None:
     assert "list_events_2" in names
 
 
-def test_each_caller_gets_tools_of_its_own_to_change() -> None:
-    server = ServerSpec(id="s", tool_count=3, seed=11)
+@pytest.mark.parametrize("count", [3, 501], ids=["kept", "built-each-time"])
+def test_each_caller_gets_tools_of_its_own_to_change(count: int) -> None:
+    server = ServerSpec(id="s", tool_count=count, seed=11)
     first = generate_tools(server)
     served = json.dumps(first)
     first[0]["name"] = "changed"
