@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tarfile
@@ -19,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.source_tree import copy_of_tree, tracked_files
+
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
-ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("conformance", "mock_servers", "reference_impl")
 DIST = "mcp_adaptive_conformance-0.1.0"
 
@@ -49,16 +49,6 @@ def run(*argv: str | Path, cwd: Path, timeout: float = 1200) -> subprocess.Compl
     return done
 
 
-def tracked_files() -> list[str]:
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=ROOT,
-        capture_output=True,
-        check=True,
-    ).stdout
-    return [name for name in listed.decode().split("\0") if name and (ROOT / name).is_file()]
-
-
 def package_files() -> set[str]:
     return {name for name in tracked_files() if name.split("/")[0] in PACKAGES}
 
@@ -67,10 +57,7 @@ def package_files() -> set[str]:
 def dists(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """The sdist and the wheel, built from a copy of the tree a clone would have."""
     base = tmp_path_factory.mktemp("dist")
-    source = base / "source"
-    for name in tracked_files():
-        (source / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / name, source / name)
+    source = copy_of_tree(base / "source")
     done = subprocess.run(
         [sys.executable, "-m", "build", "--outdir", str(base / "dist"), str(source)],
         env=clean_env(),

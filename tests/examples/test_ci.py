@@ -1,6 +1,6 @@
 """``examples/ci``: the CI script installs the suite from a source the team controls and always leaves a certificate.
 
-The script runs as a CI job would, from a directory of its own, with this repository as
+The script runs as a CI job would, from a directory of its own, with a copy of this repository as
 ``CONFORMANCE_PACKAGE``. Its virtual environment is a fresh one that sees this environment's
 installed packages (so that installing the suite downloads nothing but the build backend);
 the package itself is built and installed from the path. A fresh environment installed from
@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.source_tree import ROOT, copy_of_tree
+
 SCRIPT = ROOT / "examples" / "ci" / "certify.sh"
 WORKFLOW = ROOT / "examples" / "ci" / "github-actions.yml"
 
@@ -60,15 +61,17 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def installed(venv: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
-    """The script run with this repository as the source: the suite installed into ``venv``, one clause certified."""
+    """The script run with a copy of this repository as the source (pip builds a path in place,
+    leaving ``build/`` behind): the suite installed into ``venv``, one clause certified."""
     job = tmp_path_factory.mktemp("job")
+    source = copy_of_tree(tmp_path_factory.mktemp("source"))
     done = run_script(
         job,
         "--clause",
         "RNK-9.1",
         "-n",
         "1",
-        CONFORMANCE_PACKAGE=str(ROOT),
+        CONFORMANCE_PACKAGE=str(source),
         SUT_CMD="reference",
         VENV=str(venv),
         GITHUB_STEP_SUMMARY=str(job / "summary.md"),
