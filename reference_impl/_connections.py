@@ -244,7 +244,6 @@ class Connection:
         self._attached.set()
 
     async def _on_message(self, message: Any) -> None:
-        # Before the 2026-07-28 revision the notification arrives on the connection.
         # RFR-1.1: before the 2026-07-28 revision, the notification comes on the connection.
         if isinstance(message, types.ToolListChangedNotification):
             self._heard_one()
