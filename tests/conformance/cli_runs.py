@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from conformance._cli import main
-from tests.conformance.conftest import FAKE_DRIVER
+from tests.conformance.conftest import FAKE_DRIVER_ARGV
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -73,7 +73,7 @@ def no_traceback(result: subprocess.CompletedProcess[str]) -> None:
 
 
 def fake(mode: str = "good") -> str:
-    return shlex.join([sys.executable, str(FAKE_DRIVER), mode])
+    return shlex.join([*FAKE_DRIVER_ARGV, mode])
 
 
 def without_times(cert: dict[str, Any]) -> dict[str, Any]:

@@ -15,6 +15,18 @@ from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 FAKE_DRIVER = Path(__file__).with_name("fake_driver.py")
+#: The fake driver's command. It runs nothing of the measured packages, so it starts without
+#: coverage: measured, it and the processes some of its modes fork by the hundred would each
+#: write an empty data file (a tenth of a second apiece).
+FAKE_DRIVER_ARGV = (
+    "env",
+    "-u",
+    "COVERAGE_PROCESS_START",
+    "-u",
+    "COVERAGE_PROCESS_CONFIG",
+    sys.executable,
+    str(FAKE_DRIVER),
+)
 # The ini of projects run by pytester: they ask for the conformance plugin (installing the
 # package does not load it); their in-process runs import the plugin's package before
 # pytest could rewrite its asserts.
@@ -76,7 +88,7 @@ def fake_driver_argv() -> Callable[..., list[str]]:
     """The command line of the fake driver in a given start mode."""
 
     def argv(mode: str = "good") -> list[str]:
-        return [sys.executable, str(FAKE_DRIVER), mode]
+        return [*FAKE_DRIVER_ARGV, mode]
 
     return argv
 

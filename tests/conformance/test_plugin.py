@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.conformance._procs import is_running
-from tests.conformance.conftest import FAKE_DRIVER, FAKE_SUT, INI
+from tests.conformance.conftest import FAKE_DRIVER_ARGV, FAKE_SUT, INI
 
 pytest_plugins = ["pytester"]
 
@@ -28,7 +28,7 @@ def test_lexical(sut):
 
 # The shipped suite's protocol smoke test: the only one a fake SUT can pass.
 SMOKE = "test_initialize_claims_the_core_profile"
-FAKE_DRIVER_CMD = shlex.join([sys.executable, str(FAKE_DRIVER)])
+FAKE_DRIVER_CMD = shlex.join(FAKE_DRIVER_ARGV)
 
 
 @pytest.fixture
