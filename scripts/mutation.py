@@ -1058,14 +1058,20 @@ def render(results: Results, wall: str) -> str:
         f"non-equivalent mutants killed (goal ≥ {goal:g}%)"
         + (f", {groups[s].not_run} not run" if groups[s].not_run else "") for s, goal in GOALS.items()
     ) + "."]  # fmt: skip
+    equivalent = (
+        f" All {total.equivalent} survivors judged equivalent were run again and survived against this suite, "
+        "SPEC.md and their function as they are now."
+        if total.reverified == total.equivalent
+        else f" Of the {total.equivalent} survivors judged equivalent, {total.reverified} were run again and "
+        "survived against this suite, SPEC.md and their function as they are now; the others' verdicts are "
+        "stale until `scripts/mutation --resume` runs them."
+    )
     out += [
         "",
         f"In process alone the suite kills {total.score_in_process:.1f}% of the {total.judged} mutants it is "
         f"scored on ({total.killed + total.timed_out}); {results.through_driver} in-process survivors ran "
-        f"again through the driver, which killed {total.killed_by_driver} more, for {total.score:.1f}% in all. "
-        f"Of the {total.equivalent} survivors judged equivalent, {total.reverified} were run again and "
-        "survived against this suite, SPEC.md and their function as they are now; the others' verdicts "
-        "are stale until `scripts/mutation --resume` runs them.",
+        f"again through the driver, which killed {total.killed_by_driver} more, for {total.score:.1f}% in all."
+        + equivalent,
         "",
         f"Wall time of the last run: {wall}.",
         "",
