@@ -1058,13 +1058,12 @@ def render(results: Results, wall: str) -> str:
         f"non-equivalent mutants killed (goal ≥ {goal:g}%)"
         + (f", {groups[s].not_run} not run" if groups[s].not_run else "") for s, goal in GOALS.items()
     ) + "."]  # fmt: skip
+    held = "were run again and survived against this suite, SPEC.md and their function as they are now"
     equivalent = (
-        f" All {total.equivalent} survivors judged equivalent were run again and survived against this suite, "
-        "SPEC.md and their function as they are now."
+        f" All {total.equivalent} survivors judged equivalent {held}."
         if total.reverified == total.equivalent
-        else f" Of the {total.equivalent} survivors judged equivalent, {total.reverified} were run again and "
-        "survived against this suite, SPEC.md and their function as they are now; the others' verdicts are "
-        "stale until `scripts/mutation --resume` runs them."
+        else f" Of the {total.equivalent} survivors judged equivalent, {total.reverified} {held}; the others' "
+        "verdicts are stale until `scripts/mutation --resume` runs them."
     )
     out += [
         "",
