@@ -16,7 +16,7 @@ from typing import IO, Final
 
 from conformance._certificate import KINDS, SEEN, Certificate, stale, unexpected
 from conformance._records import Records, ResultRecord
-from conformance._render import outcome
+from conformance._render import counted, outcome
 
 __all__ = ["Progress", "first_line"]
 
@@ -84,7 +84,7 @@ class Progress:
             self._seen_events.add(key)
             if event["event"] == "collected" and self._totals is None:
                 self._totals = {str(k): int(v) for k, v in json.loads(event["message"] or "{}").items()}
-                self.say(f"{sum(self._totals.values())} tests in {len(self._totals)} sections")
+                self.say(f"{counted(sum(self._totals.values()), 'test')} in {counted(len(self._totals), 'section')}")
             elif event["event"] == "start":
                 self._running.setdefault(event["nodeid"], now)
             elif event["event"] == "shrinking":
@@ -119,7 +119,7 @@ class Progress:
         counts = {kind: sum(1 for r in done if r["kind"] == kind) for kind in KINDS}
         parts = [f"{n} {'failed' if kind == 'finding' else outcome(kind)}" for kind, n in counts.items() if n]
         broken = sorted({c for r in done for f in r["findings"] for c in (f["clauses"] or ["protocol"])})
-        return f"{len(done)} tests: {', '.join(parts)}" + (f" ({', '.join(broken)})" if broken else "")
+        return f"{counted(len(done), 'test')}: {', '.join(parts)}" + (f" ({', '.join(broken)})" if broken else "")
 
     def summary(self, cert: Certificate, paths: Sequence[Path]) -> None:
         """The verdict, why, and the first failures with their replay commands.

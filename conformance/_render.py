@@ -27,7 +27,7 @@ from conformance._certificate import (
 )
 from conformance._records import Kind
 
-__all__ = ["outcome", "render_badge", "render_html", "render_markdown", "write_certificate"]
+__all__ = ["counted", "outcome", "render_badge", "render_html", "render_markdown", "write_certificate"]
 
 FILES: Final = ("certificate.json", "certificate.md", "certificate.html", "badge.svg")
 Tone = Literal["good", "bad", "unsure"]
@@ -83,6 +83,11 @@ def _facts(cert: Certificate) -> list[tuple[str, str]]:
     ]
 
 
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless ``n`` is 1: "1 test", "2 tests"."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def outcome(kind: Kind) -> str:
     """How a test's kind reads in a sentence; a kind added to the records must be named here."""
     if kind == "pass":
@@ -118,7 +123,7 @@ def _test_counts(cert: Certificate) -> str:
     counts = cert["tests"]
     total = sum(counts.values())
     parts = [f"{n} {outcome(kind)}" for kind, n in counts.items() if n]
-    return f"{total} tests: {', '.join(parts)}" if total else "no test ran"
+    return f"{counted(total, 'test')}: {', '.join(parts)}" if total else "no test ran"
 
 
 # -- Markdown

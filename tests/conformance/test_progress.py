@@ -62,6 +62,19 @@ def test_progress_names_each_section_as_it_ends_and_the_tests_still_running(
     assert out.getvalue() == text_snapshot
 
 
+def test_one_test_in_one_section_is_counted_in_the_singular() -> None:
+    out = io.StringIO()
+    progress = Progress(out, clock=lambda: 0.0)
+    records = Records(session=session(), events=[event("collected", message=json.dumps({"test_a.py": 1}))])
+    records.tests.append(in_module("test_a.py", record("test_one", ["A-1"])))
+    progress.update(records)
+
+    assert out.getvalue().splitlines()[1:] == [
+        "mcp-conformance: 1 test in 1 section",
+        "mcp-conformance:   a                1 test: 1 passed",
+    ]
+
+
 def test_the_summary_gives_the_verdict_why_and_the_first_failures_with_their_replay(
     tmp_path: Path, text_snapshot: SnapshotAssertion
 ) -> None:
