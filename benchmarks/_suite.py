@@ -188,7 +188,7 @@ def run_suite_cost(baseline: Path | None = None) -> list[Table]:
             )
             split.rows.append([host.label, fmt_seconds(now.cpu), *_shares(now)])
             if host.goal is not None and now.cpu / CORES > host.goal:
-                table.notes.append(_out_of_reach(host, now))
+                table.notes.append(_out_of_reach(host.label, host.goal, now))
             if then is not None and earlier is not None:
                 table.notes.append(
                     f"The earlier checkout is commit {commit(earlier)}: its suite certified its reference driver "
@@ -226,11 +226,11 @@ def run_suite_cost(baseline: Path | None = None) -> list[Table]:
     return [table, split]
 
 
-def _out_of_reach(host: Host, now: Timed) -> str:
+def _out_of_reach(label: str, goal: float, now: Timed) -> str:
     """Why a goal below the run's CPU bound cannot be met by waiting less: only less work can meet it."""
     suite = sum(now.seen.get(kind, 0.0) for kind in (SUITE, FLEET))
     return (
-        f"{host.label}: the goal ({fmt_seconds(host.goal or 0.0)}) is below what {CORES} cores allow for the "
+        f"{label}: the goal ({fmt_seconds(goal)}) is below what {CORES} cores allow for the "
         f"CPU this run took ({fmt_seconds(now.cpu)} ÷ {CORES} = {fmt_seconds(now.cpu / CORES)}), so no "
         f"overlap of its waits can meet it; only less work can. The host under test took "
         f"{fmt_seconds(now.seen.get(HOST, 0.0))} of it, the suite and its fleet {fmt_seconds(suite)} (next table)."
